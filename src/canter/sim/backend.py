@@ -1,0 +1,96 @@
+"""The simulator interface both backends implement.
+
+Every tensor is a live, zero-copy view shaped (num_envs, ...) on `device`: writing `ctrl` or `qpos`
+changes what the next step simulates, and `step()` updates the views in place. State views (qpos,
+qvel, act, ctrl, xfrc_applied) are always current. Derived views (sensordata and fields from
+`field()`) follow `SimCfg.sensor_stage` (see canter.sim.config.SimCfg).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import mujoco
+import torch
+
+from canter.sim.config import SimCfg
+
+
+class Simulator(ABC):
+    """A batch of `num_envs` copies of one MuJoCo model on one device."""
+
+    model: mujoco.MjModel
+    cfg: SimCfg
+    num_envs: int
+    device: torch.device
+    dtype: torch.dtype
+    qpos: torch.Tensor  # (num_envs, nq)
+    qvel: torch.Tensor  # (num_envs, nv)
+    act: torch.Tensor  # (num_envs, na)
+    ctrl: torch.Tensor  # (num_envs, nu)
+    xfrc_applied: torch.Tensor  # (num_envs, nbody, 6), world-frame force and torque at body CoM
+    sensordata: torch.Tensor  # (num_envs, nsensordata)
+    nonfinite: torch.Tensor  # (num_envs,) bool: envs whose last step produced a non-finite state
+    nonfinite_total: torch.Tensor  # () int64: envs caught by the NaN guard since construction
+
+    @property
+    def timestep(self) -> float:
+        return float(self.model.opt.timestep)
+
+    @abstractmethod
+    def step(self, nstep: int = 1) -> None:
+        """Advance every env by `nstep` physics steps with the current controls.
+
+        Afterwards `nonfinite` marks envs whose state became NaN/Inf or that MuJoCo had to reset for
+        an unstable state; their state is restored to the model defaults so the batch keeps running.
+        """
+
+    @abstractmethod
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        """Reset the given envs (all if None) to the model defaults: qpos0, zero velocities and
+        activations, zero controls and applied forces. Other envs' rows are untouched. Call
+        `forward(env_ids)` after writing custom initial states."""
+
+    @abstractmethod
+    def forward(self, env_ids: torch.Tensor | None = None) -> None:
+        """Recompute derived quantities (positions, velocities, sensors) of the given envs at their
+        current state, e.g. after writing qpos/qvel in a reset."""
+
+    @abstractmethod
+    def field(self, name: str) -> torch.Tensor:
+        """A live (num_envs, ...) view of an MjData field (e.g. 'xpos', 'xquat', 'site_xpos',
+        'cfrc_ext', 'subtree_com'). Derived fields follow the sensor stage."""
+
+    @abstractmethod
+    def expand(self, name: str) -> torch.Tensor:
+        """Give the MjModel field `name` per-env values and return the live (num_envs, ...) view,
+        for domain randomization (e.g. 'geom_friction', 'body_mass', 'actuator_gainprm',
+        'opt.gravity'). Call `set_const()` after writing fields MuJoCo derives constants from."""
+
+    @abstractmethod
+    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+        """Recompute model constants derived from expanded fields (mj_setConst) per env."""
+
+    def model_bytes(self) -> int:
+        """Host/device bytes held for per-env model fields (0 if nothing is expanded)."""
+        return 0
+
+    @staticmethod
+    def _finite_rows(*tensors: torch.Tensor) -> torch.Tensor:
+        ok = torch.isfinite(tensors[0]).all(dim=1)
+        for tensor in tensors[1:]:
+            ok &= torch.isfinite(tensor).all(dim=1)
+        return ok
+
+
+def make_simulator(
+    model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device
+) -> Simulator:
+    """Build the backend named by cfg.backend."""
+    if cfg.backend == "cpu":
+        from canter.sim.cpu import CpuSimulator
+
+        return CpuSimulator(model, num_envs, cfg, device)
+    from canter.sim.warp import WarpSimulator
+
+    return WarpSimulator(model, num_envs, cfg, device)

@@ -1,0 +1,108 @@
+"""The cpu backend: MuJoCo's C engine, all envs stepped per call on a C++ thread pool.
+
+Built on mujoco.batch.Batch. Its state rows, bound outputs and expanded model fields are numpy arrays
+that torch views without copying (torch.from_numpy), so the env reads and writes MuJoCo's own memory.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import mujoco
+import numpy as np
+import torch
+from mujoco.batch import Batch, SimulationError
+
+from canter.core.device import available_cores
+from canter.core.errors import ConfigError
+from canter.sim.backend import Simulator
+from canter.sim.config import SimCfg
+
+# mjWARN_BADQPOS, mjWARN_BADQVEL, mjWARN_BADQACC: MuJoCo reset the simulation for an unstable state
+_UNSTABLE_WARNINGS = slice(int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQACC) + 1)
+
+
+def _view(array: np.ndarray) -> torch.Tensor:
+    """Zero-copy torch view of a numpy array (also of Batch's read-only output arrays)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # torch warns about read-only numpy arrays
+        return torch.from_numpy(array)
+
+
+class CpuSimulator(Simulator):
+    """mujoco.batch.Batch behind the Simulator interface; tensors are float64 on the CPU."""
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device):
+        if device.type != "cpu":
+            raise ConfigError(
+                f"sim.backend: 'cpu' keeps the simulation in host memory; device {device} needs backend 'warp'"
+            )
+        if num_envs < 1:
+            raise ConfigError(f"num_envs: must be >= 1, got {num_envs}")
+        self.model = model
+        self.cfg = cfg
+        self.num_envs = num_envs
+        self.device = device
+        self.dtype = torch.float64
+        self.num_threads = cfg.num_threads or available_cores()
+        self.batch = Batch(model, num_envs, nthread=self.num_threads, persistent=False)
+        self._stage = int(mujoco.mjtStage.mjSTAGE_VEL if cfg.sensor_stage == "current" else mujoco.mjtStage.mjSTAGE_NONE)
+        self.qpos = _view(self.batch.bind("qpos"))
+        self.qvel = _view(self.batch.bind("qvel"))
+        self.act = _view(self.batch.bind("act"))
+        self.ctrl = _view(self.batch.bind("ctrl"))
+        self.xfrc_applied = _view(self.batch.bind("xfrc_applied"))
+        self.sensordata = _view(self.batch.bind("sensordata"))
+        self._warning_count = _view(self.batch.warning)[:, _UNSTABLE_WARNINGS, 1]
+        self._warnings_seen = self._warning_count.sum(dim=1)
+        self.nonfinite = torch.zeros(num_envs, dtype=torch.bool)
+        self.nonfinite_total = torch.zeros((), dtype=torch.int64)
+
+    def step(self, nstep: int = 1) -> None:
+        failed: np.ndarray | None = None
+        try:
+            self.batch.step(nstep=nstep, stage=self._stage)
+        except SimulationError as err:  # those sims kept their pre-call state; treat them as broken
+            failed = np.asarray(err.ids)
+        warnings_now = self._warning_count.sum(dim=1)
+        bad = ~self._finite_rows(self.qpos, self.qvel) | (warnings_now != self._warnings_seen)
+        self._warnings_seen = warnings_now
+        if failed is not None:
+            bad[torch.from_numpy(failed).long()] = True
+        self.nonfinite = bad
+        if bool(bad.any()):
+            ids = bad.nonzero().squeeze(1)
+            self.nonfinite_total += ids.numel()
+            self.reset(ids)
+            self.forward(ids)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        ids = None if env_ids is None else env_ids.numpy()
+        self.batch.reset(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+
+    def forward(self, env_ids: torch.Tensor | None = None) -> None:
+        ids = None if env_ids is None else env_ids.numpy()
+        self.batch.forward(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_ACC))
+
+    def field(self, name: str) -> torch.Tensor:
+        try:
+            return _view(self.batch.bind(name))
+        except (ValueError, AttributeError, KeyError) as err:
+            raise ConfigError(f"sim.field: MjData has no bindable field {name!r}") from err
+
+    def expand(self, name: str) -> torch.Tensor:
+        try:
+            return _view(self.batch.expand(name))
+        except (ValueError, AttributeError, KeyError) as err:
+            raise ConfigError(f"sim.expand: MjModel has no per-env field {name!r}") from err
+
+    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+        self.batch.set_const(ids=None if env_ids is None else env_ids.numpy())
+
+    def model_bytes(self) -> int:
+        total = 0
+        for name in mujoco.batch.MODEL_FIELDS:
+            values = self.batch.expanded(name)
+            if values is not None:
+                total += values.nbytes
+        return total
