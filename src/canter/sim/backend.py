@@ -71,6 +71,15 @@ class Simulator(ABC):
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
         """Recompute model constants derived from expanded fields (mj_setConst) per env."""
 
+    @abstractmethod
+    def get_state(self) -> dict[str, torch.Tensor]:
+        """A copy of everything the next steps depend on: the full integration state of every env
+        (incl. time, controls, applied forces, warm starts) and the per-env model fields."""
+
+    @abstractmethod
+    def set_state(self, state: dict[str, torch.Tensor]) -> None:
+        """Restore a `get_state()` copy; stepping then continues bitwise as it would have."""
+
     def model_bytes(self) -> int:
         """Host/device bytes held for per-env model fields (0 if nothing is expanded)."""
         return 0

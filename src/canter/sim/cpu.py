@@ -55,6 +55,11 @@ class CpuSimulator(Simulator):
         self.sensordata = _view(self.batch.bind("sensordata"))
         self._warning_count = _view(self.batch.warning)[:, _UNSTABLE_WARNINGS, 1]
         self._warnings_seen = self._warning_count.sum(dim=1)
+        self._state = _view(self.batch.state)
+        # the model-default integration state (qpos0, zero velocities, time 0, ...), written into
+        # the rows of resetting envs: a row copy instead of a call into the batch
+        self.batch.reset(ids=np.array([0]), stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+        self._default_row = self._state[0].clone()
         self.nonfinite = torch.zeros(num_envs, dtype=torch.bool)
         self.nonfinite_total = torch.zeros((), dtype=torch.int64)
 
@@ -65,7 +70,8 @@ class CpuSimulator(Simulator):
         except SimulationError as err:  # those sims kept their pre-call state; treat them as broken
             failed = np.asarray(err.ids)
         warnings_now = self._warning_count.sum(dim=1)
-        bad = ~self._finite_rows(self.qpos, self.qvel) | (warnings_now != self._warnings_seen)
+        # one reduction over each contiguous state row: NaN and Inf survive the sum
+        bad = ~torch.isfinite(self._state.sum(dim=1)) | (warnings_now != self._warnings_seen)
         self._warnings_seen = warnings_now
         if failed is not None:
             bad[torch.from_numpy(failed).long()] = True
@@ -77,8 +83,13 @@ class CpuSimulator(Simulator):
             self.forward(ids)
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
-        ids = None if env_ids is None else env_ids.numpy()
-        self.batch.reset(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+        if self.batch.expanded("qpos0") is not None:  # per-env defaults: let MuJoCo write them
+            ids = None if env_ids is None else env_ids.numpy()
+            self.batch.reset(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+        elif env_ids is None:
+            self._state.copy_(self._default_row.expand_as(self._state))
+        else:
+            self._state[env_ids] = self._default_row
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
         ids = None if env_ids is None else env_ids.numpy()
@@ -98,6 +109,23 @@ class CpuSimulator(Simulator):
 
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
         self.batch.set_const(ids=None if env_ids is None else env_ids.numpy())
+
+    def get_state(self) -> dict[str, torch.Tensor]:
+        state = {"state": self._state.clone(), "nonfinite_total": self.nonfinite_total.clone()}
+        for name in sorted(mujoco.batch.MODEL_FIELDS):
+            values = self.batch.expanded(name)
+            if values is not None:
+                state[f"model/{name}"] = _view(values).clone()
+        return state
+
+    def set_state(self, state: dict[str, torch.Tensor]) -> None:
+        for key, value in state.items():
+            if key.startswith("model/"):
+                self.expand(key[len("model/") :]).copy_(value)
+        self._state.copy_(state["state"])
+        self.nonfinite_total.copy_(state["nonfinite_total"])
+        self._warnings_seen = self._warning_count.sum(dim=1)
+        self.batch.forward(stage=int(mujoco.mjtStage.mjSTAGE_ACC))
 
     def model_bytes(self) -> int:
         total = 0

@@ -1,0 +1,23 @@
+"""Canter's registered tasks."""
+
+from __future__ import annotations
+
+from canter.core.registry import Registry, TaskSpec
+from canter.tasks.ant.env_cfg import ant_env_cfg
+from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
+
+REGISTRY = Registry(
+    [
+        TaskSpec(
+            name="cartpole",
+            description="Balance a pole on a cart (our MJCF); 4 observations, 1 action.",
+            env_cfg=cartpole_env_cfg,
+            max_return=EPISODE_LENGTH_S * ALIVE_WEIGHT,
+        ),
+        TaskSpec(
+            name="ant",
+            description="A four-legged ant runs forward (our MJCF; --model accepts any ant-like MJCF).",
+            env_cfg=ant_env_cfg,
+        ),
+    ]
+)

@@ -1,0 +1,61 @@
+"""`canter list [--json]`: the registered tasks with their model, observation and action sizes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from dataclasses import dataclass
+
+import tyro
+from rich.console import Console
+from rich.table import Table
+
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.tasks import REGISTRY
+
+
+@dataclass(kw_only=True)
+class ListArgs:
+    json: bool = False  # print JSON instead of a table
+
+
+def describe_tasks() -> list[dict[str, object]]:
+    rows = []
+    for spec in REGISTRY:
+        cfg = spec.env_cfg()
+        default_envs = cfg.num_envs
+        cfg.num_envs = 1
+        env = ManagerBasedRLEnv(cfg)
+        rows.append(
+            {
+                "name": spec.name,
+                "description": spec.description,
+                "model_path": cfg.model_path,
+                "observation_sizes": {k: v[0] for k, v in env.observation_shapes.items()},
+                "action_size": env.num_actions,
+                "default_num_envs": default_envs,
+                "control_hz": round(1.0 / env.step_dt, 3),
+                "episode_length_s": cfg.episode_length_s,
+                "max_return": spec.max_return,
+            }
+        )
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    args = tyro.cli(ListArgs, args=argv, prog="canter list", description="List the registered tasks.")
+    rows = describe_tasks()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = Table(title="Canter tasks", title_justify="left")
+    for column in ("name", "model", "obs", "actions", "default envs", "control Hz", "description"):
+        table.add_column(column)
+    for row in rows:
+        obs = ", ".join(f"{k}: {v}" for k, v in row["observation_sizes"].items())  # type: ignore[union-attr]
+        table.add_row(
+            str(row["name"]), Path(str(row["model_path"])).name, obs, str(row["action_size"]),
+            str(row["default_num_envs"]), str(row["control_hz"]), str(row["description"]),
+        )
+    Console().print(table)
+    return 0

@@ -1,0 +1,70 @@
+"""The `canter` command: `canter <command> [subcommand] [--flags]`.
+
+Errors a user can cause (unknown task, bad flag value, broken model, missing run) end in one line on
+stderr and exit code 2; anything unexpected in one line and exit code 1 (CANTER_DEBUG=1 shows the
+traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+
+from canter.core.errors import CanterError
+
+USAGE = """usage: canter <command> [options]
+
+commands:
+  list               registered tasks (--json for machine-readable output)
+  train TASK         train a policy (PPO by default) on a task
+  play RUN_DIR       run a trained policy (optionally record a video)
+  eval RUN_DIR       evaluate a trained policy
+  bench env          env step FPS vs raw mujoco.batch.Batch on the same model
+  bench memory       memory of per-env model fields (domain randomization)
+
+`canter <command> --help` describes each command's options."""
+
+
+def _commands() -> dict[str, Callable[[list[str]], int]]:
+    from canter.cli import bench_cmd, list_cmd
+
+    commands: dict[str, Callable[[list[str]], int]] = {"list": list_cmd.main, "bench": bench_cmd.main}
+    try:
+        from canter.cli import train_cmd
+
+        commands.update({"train": train_cmd.train_main, "play": train_cmd.play_main, "eval": train_cmd.eval_main})
+    except ImportError:  # pragma: no cover - training stack not installed
+        pass
+    return commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    commands = _commands()
+    name, rest = argv[0], argv[1:]
+    if name not in commands:
+        print(f"canter: error: unknown command {name!r} (commands: {', '.join(commands)})", file=sys.stderr)
+        return 2
+    return commands[name](rest)
+
+
+def entrypoint() -> None:
+    try:
+        code = main()
+    except CanterError as err:
+        print(f"canter: error: {err}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        print("canter: interrupted", file=sys.stderr)
+        code = 130
+    except Exception as err:  # one line, not a traceback, unless asked for
+        if os.environ.get("CANTER_DEBUG"):
+            raise
+        message = " ".join(str(err).split())
+        print(f"canter: internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)", file=sys.stderr)
+        code = 1
+    sys.exit(code)

@@ -1,0 +1,43 @@
+"""The explicit task table: each task names its env-config factory, its model and its agent config."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from canter.core.errors import CanterError
+
+if TYPE_CHECKING:
+    from canter.envs.env_cfg import EnvCfg
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSpec:
+    """A registered task.
+
+    env_cfg: returns a fresh EnvCfg each call. agent_cfg: returns a fresh agent config each call.
+    max_return: the best return an episode can reach, where the task has one (for eval), else None.
+    """
+
+    name: str
+    description: str
+    env_cfg: Callable[[], EnvCfg]
+    agent_cfg: Callable[[], Any] | None = None
+    max_return: float | None = None
+
+
+class Registry:
+    def __init__(self, tasks: list[TaskSpec]):
+        self._tasks = {task.name: task for task in tasks}
+
+    def get(self, name: str) -> TaskSpec:
+        if name not in self._tasks:
+            raise CanterError(f"unknown task {name!r} (registered: {', '.join(sorted(self._tasks))})")
+        return self._tasks[name]
+
+    def names(self) -> list[str]:
+        return list(self._tasks)
+
+    def __iter__(self):
+        return iter(self._tasks.values())

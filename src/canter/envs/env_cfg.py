@@ -1,0 +1,52 @@
+"""The configuration of a manager-based RL environment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from canter.core.errors import ConfigError
+from canter.managers.action import ActionTermCfg
+from canter.managers.command import CommandTermCfg
+from canter.managers.curriculum import CurriculumTermCfg
+from canter.managers.event import EventTermCfg
+from canter.managers.observation import ObsGroupCfg
+from canter.managers.reward import RewardTermCfg
+from canter.managers.termination import TerminationTermCfg
+from canter.sim.config import SimCfg
+from canter.sim.model import SpecEdit
+
+
+@dataclass(kw_only=True)
+class EnvCfg:
+    """A task: the model, the physics, and the terms of every manager.
+
+    model_path: MJCF file; spec_edits run on its MjSpec before compiling (e.g. add sensors).
+    decimation: physics steps per env (control) step; step_dt = decimation * timestep.
+    episode_length_s: seconds before a time-out.
+    """
+
+    model_path: str
+    spec_edits: tuple[SpecEdit, ...] = ()
+    num_envs: int = 1024
+    device: str = "cpu"
+    seed: int = 0
+    decimation: int = 2
+    episode_length_s: float = 10.0
+    sim: SimCfg = field(default_factory=SimCfg)
+    actions: dict[str, ActionTermCfg] = field(default_factory=dict)
+    observations: dict[str, ObsGroupCfg] = field(default_factory=dict)
+    rewards: dict[str, RewardTermCfg] = field(default_factory=dict)
+    terminations: dict[str, TerminationTermCfg] = field(default_factory=dict)
+    events: dict[str, EventTermCfg] = field(default_factory=dict)
+    commands: dict[str, CommandTermCfg] = field(default_factory=dict)
+    curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
+
+    def validate(self) -> None:
+        """Check the fields that can be checked without building anything."""
+        if self.num_envs < 1:
+            raise ConfigError(f"num_envs: must be >= 1, got {self.num_envs}")
+        if self.decimation < 1:
+            raise ConfigError(f"decimation: must be >= 1, got {self.decimation}")
+        if not self.episode_length_s > 0:
+            raise ConfigError(f"episode_length_s: must be > 0, got {self.episode_length_s}")
+        self.sim.__post_init__()

@@ -1,0 +1,166 @@
+"""The manager-based RL environment: the step loop that ties simulator, scene and managers together.
+
+step(actions):
+  actions -> action manager -> ctrl;  physics: `decimation` substeps in one batched call;
+  NaN guard -> terminations (terminated / truncated) -> rewards (weight * term * dt) ->
+  reset the envs that ended (curriculum, sim reset, reset events, manager buffers) ->
+  commands -> interval events -> observations.
+Everything stays in tensors on the env's device; the only host read is whether any env needs a reset.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from rich.console import Console
+
+from canter.core.device import resolve_device
+from canter.core.rng import make_generator
+from canter.envs.env_cfg import EnvCfg
+from canter.managers.action import ActionManager
+from canter.managers.command import CommandManager
+from canter.managers.curriculum import CurriculumManager
+from canter.managers.event import EventManager
+from canter.managers.observation import ObservationManager
+from canter.managers.reward import RewardManager
+from canter.managers.termination import TerminationManager
+from canter.scene.scene import Scene
+from canter.sim.backend import make_simulator
+from canter.sim.model import load_model
+
+
+class ManagerBasedRLEnv:
+    """A batch of `num_envs` episodes of one task. Implements canter.envs.vec_env.VecEnv."""
+
+    def __init__(self, cfg: EnvCfg, console: Console | None = None):
+        cfg.validate()
+        self.cfg = cfg
+        self.device = resolve_device(cfg.device)
+        self.num_envs = cfg.num_envs
+        self.generator = make_generator(cfg.seed, self.device)
+        model = load_model(cfg.model_path, cfg.spec_edits, cfg.sim.timestep)
+        self.sim = make_simulator(model, cfg.num_envs, cfg.sim, self.device)
+        self.scene = Scene(self.sim)
+        self.physics_dt = self.sim.timestep
+        self.step_dt = cfg.decimation * self.physics_dt
+        self.max_episode_length_s = cfg.episode_length_s
+        self.max_episode_length = math.ceil(cfg.episode_length_s / self.step_dt)
+        self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        self.common_step_counter = 0
+        self.episode_return = torch.zeros(self.num_envs, device=self.device)
+        self.extras: dict[str, Any] = {"log": {}}
+
+        # order matters: commands and actions exist before the terms that read them are built
+        self.command_manager = CommandManager(cfg.commands, self, console)
+        self.action_manager = ActionManager(cfg.actions, self, console)
+        self.event_manager = EventManager(cfg.events, self, console)
+        self.sim.reset()
+        self.sim.forward()
+        self.observation_manager = ObservationManager(cfg.observations, self, console)
+        self.termination_manager = TerminationManager(cfg.terminations, self, console)
+        self.reward_manager = RewardManager(cfg.rewards, self, console)
+        self.curriculum_manager = CurriculumManager(cfg.curriculum, self, console)
+        self.num_actions = self.action_manager.action_dim
+        self.event_manager.apply_startup()
+        self.obs_buf: dict[str, torch.Tensor] = {}
+
+    # --- VecEnv -----------------------------------------------------------------------------
+    @property
+    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {name: (dim,) for name, dim in self.observation_manager.group_dims.items()}
+
+    def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """Reset every env and return the first observations."""
+        all_ids = torch.arange(self.num_envs, device=self.device)
+        self.extras = {"log": {}}
+        self._reset_idx(all_ids)
+        self.obs_buf = self.observation_manager.compute()
+        return self.obs_buf, self.extras
+
+    def get_observations(self) -> dict[str, torch.Tensor]:
+        return self.obs_buf
+
+    def step(
+        self, actions: torch.Tensor
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        self.action_manager.process_action(actions.to(self.device))
+        self.action_manager.apply_action()
+        self.sim.step(self.cfg.decimation)
+        self.scene.invalidate()
+        self.episode_length_buf += 1
+        self.common_step_counter += 1
+
+        terminated, truncated = self.termination_manager.compute()
+        truncated |= self.episode_length_buf >= self.max_episode_length
+        nonfinite = self.sim.nonfinite
+        # an env the NaN guard caught ends as terminal: its last transition is not bootstrapped
+        terminated = terminated | nonfinite
+        truncated = truncated & ~terminated
+        reward = self.reward_manager.compute(self.step_dt)
+        reward = torch.where(nonfinite | ~torch.isfinite(reward), torch.zeros_like(reward), reward)
+        self.episode_return += reward
+
+        done = terminated | truncated
+        self.extras = {"log": {}}
+        self.extras["episode_return"] = self.episode_return.clone()
+        self.extras["episode_length"] = self.episode_length_buf.float()
+        reset_ids = done.nonzero().squeeze(1)
+        if reset_ids.numel() > 0:
+            self._reset_idx(reset_ids)
+        self.command_manager.compute(self.step_dt)
+        self.event_manager.apply_interval(self.step_dt)
+        self.obs_buf = self.observation_manager.compute()
+        self.extras["log"]["Sim/nonfinite_resets_total"] = self.sim.nonfinite_total
+        return self.obs_buf, reward, terminated, truncated, self.extras
+
+    def _reset_idx(self, env_ids: torch.Tensor) -> None:
+        log = self.extras["log"]
+        log.update(self.curriculum_manager.compute(env_ids))
+        self.sim.reset(env_ids)
+        self.event_manager.apply_reset(env_ids)
+        self.sim.forward(env_ids)
+        self.scene.invalidate()
+        log.update(self.reward_manager.reset(env_ids))
+        log.update(self.termination_manager.reset(env_ids))
+        self.action_manager.reset(env_ids)
+        self.observation_manager.reset(env_ids)
+        self.command_manager.reset(env_ids)
+        self.episode_length_buf[env_ids] = 0
+        self.episode_return[env_ids] = 0.0
+
+    # --- checkpointing ----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "sim": self.sim.get_state(),
+            "generator": self.generator.get_state(),
+            "episode_length_buf": self.episode_length_buf.clone(),
+            "episode_return": self.episode_return.clone(),
+            "common_step_counter": self.common_step_counter,
+            "obs_buf": {k: v.clone() for k, v in self.obs_buf.items()},
+            "action": self.action_manager.state_dict(),
+            "observation": self.observation_manager.state_dict(),
+            "reward": self.reward_manager.state_dict(),
+            "command": self.command_manager.state_dict(),
+            "event": self.event_manager.state_dict(),
+            "curriculum": self.curriculum_manager.state_dict(),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        self.sim.set_state(state["sim"])
+        self.generator.set_state(state["generator"])
+        self.episode_length_buf.copy_(state["episode_length_buf"])
+        self.episode_return.copy_(state["episode_return"])
+        self.common_step_counter = int(state["common_step_counter"])
+        self.obs_buf = {k: v.clone().to(self.device) for k, v in state["obs_buf"].items()}
+        self.action_manager.load_state_dict(state["action"])
+        self.observation_manager.load_state_dict(state["observation"])
+        self.reward_manager.load_state_dict(state["reward"])
+        self.command_manager.load_state_dict(state["command"])
+        self.event_manager.load_state_dict(state["event"])
+        self.curriculum_manager.load_state_dict(state["curriculum"])
+        self.scene.invalidate()
+
+    def close(self) -> None:
+        pass

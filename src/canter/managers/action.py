@@ -1,0 +1,121 @@
+"""Action manager: maps the policy's (num_envs, action_dim) output to actuator controls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import torch
+
+from canter.core.errors import ConfigError
+from canter.managers.term import print_table
+from canter.scene.entity import Sel, actuators
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+@dataclass(kw_only=True)
+class ActionTermCfg:
+    """ctrl[:, actuators] = offset + scale * clip(action).
+
+    offset: "zero" for torque/force motors; "default_joint_pos" for position actuators, so that a
+        zero action holds the default pose (targets are offsets around it).
+    """
+
+    actuators: Sel = field(default_factory=actuators)
+    scale: float = 1.0
+    offset: Literal["zero", "default_joint_pos"] = "zero"
+    clip: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        if self.clip is not None and not self.clip[0] < self.clip[1]:
+            raise ConfigError(f"actions.clip: low must be < high, got {self.clip}")
+
+
+def joint_effort_action(*names: str, scale: float = 1.0, clip: tuple[float, float] | None = None) -> ActionTermCfg:
+    """Torque/force motors driven directly by the scaled action."""
+    return ActionTermCfg(actuators=actuators(*names), scale=scale, offset="zero", clip=clip)
+
+
+def joint_position_action(*names: str, scale: float = 0.25, clip: tuple[float, float] | None = None) -> ActionTermCfg:
+    """Position actuators (PD inside MuJoCo at physics rate) targeting default pose + scale * action."""
+    return ActionTermCfg(actuators=actuators(*names), scale=scale, offset="default_joint_pos", clip=clip)
+
+
+class ActionTerm:
+    """One group of actuators written from one slice of the action vector."""
+
+    def __init__(self, name: str, cfg: ActionTermCfg, env: ManagerBasedRLEnv):
+        self.name = name
+        self.cfg = cfg
+        resolved = cfg.actuators.resolve(env.scene)
+        self.names = resolved.names
+        self.action_dim = resolved.count
+        self.ctrl_ids = resolved.ids
+        model = env.scene.model
+        dtype = env.sim.dtype
+        offset = torch.zeros(self.action_dim, dtype=dtype, device=env.device)
+        if cfg.offset == "default_joint_pos":
+            # the joint each actuator transmits to (actuator_trnid[:, 0] for joint transmissions)
+            qpos0 = torch.as_tensor(model.qpos0, dtype=dtype)
+            adr = [int(model.jnt_qposadr[model.actuator_trnid[i, 0]]) for i in resolved.ids.tolist()]
+            offset = qpos0[adr].to(env.device)
+        self.offset = offset
+        # one contiguous block of ctrl lets apply() write a slice instead of an index_put
+        ids = resolved.ids.tolist()
+        self._slice = slice(ids[0], ids[-1] + 1) if ids == list(range(ids[0], ids[0] + len(ids))) else None
+
+    def apply(self, ctrl: torch.Tensor, action: torch.Tensor) -> None:
+        if self.cfg.clip is not None:
+            action = action.clamp(self.cfg.clip[0], self.cfg.clip[1])
+        target = self.offset + self.cfg.scale * action
+        if self._slice is not None:
+            ctrl[:, self._slice] = target
+        else:
+            ctrl[:, self.ctrl_ids] = target.to(ctrl.dtype)
+
+
+class ActionManager:
+    """Splits the action vector across action terms; keeps the current and previous actions."""
+
+    def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagerBasedRLEnv, console: Console | None):
+        if not cfg:
+            raise ConfigError("actions: a task needs at least one action term")
+        self.env = env
+        self.terms = [ActionTerm(name, term_cfg, env) for name, term_cfg in cfg.items()]
+        self.action_dim = sum(t.action_dim for t in self.terms)
+        self.action = torch.zeros(env.num_envs, self.action_dim, device=env.device)
+        self.prev_action = torch.zeros_like(self.action)
+        self.nonfinite_actions = torch.zeros((), dtype=torch.int64, device=env.device)
+        rows = [(t.name, t.action_dim, f"{t.cfg.offset} + {t.cfg.scale} * a") for t in self.terms]
+        print_table(console, f"Active Action Terms (shape: {self.action_dim})", ("Name", "Dimension", "ctrl"), rows)
+
+    def process_action(self, actions: torch.Tensor) -> None:
+        """Store the new action; non-finite entries (a diverged policy) become 0 and are counted."""
+        if actions.shape != self.action.shape:
+            raise ConfigError(f"actions: expected shape {tuple(self.action.shape)}, got {tuple(actions.shape)}")
+        finite = torch.isfinite(actions)
+        self.nonfinite_actions += (~finite).any(dim=1).sum()
+        self.prev_action.copy_(self.action)
+        self.action.copy_(torch.where(finite, actions, torch.zeros_like(actions)))
+
+    def apply_action(self) -> None:
+        ctrl = self.env.sim.ctrl
+        start = 0
+        for term in self.terms:
+            term.apply(ctrl, self.action[:, start : start + term.action_dim].to(ctrl.dtype))
+            start += term.action_dim
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.action[env_ids] = 0.0
+        self.prev_action[env_ids] = 0.0
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"action": self.action.clone(), "prev_action": self.prev_action.clone()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        self.action.copy_(state["action"])
+        self.prev_action.copy_(state["prev_action"])

@@ -1,0 +1,88 @@
+"""Event manager: terms that change the world at start-up, at reset, or at random intervals.
+
+This is where domain randomization (per-env friction, masses, gains, ...) and pushes live. A term is
+`func(env, env_ids, **params)`; it writes into the simulator's state or per-env model fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import torch
+
+from canter.core.errors import ConfigError
+from canter.managers.term import TermCfg, build_term, print_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+Mode = Literal["startup", "reset", "interval"]
+
+
+@dataclass(kw_only=True)
+class EventTermCfg(TermCfg):
+    mode: Mode
+    interval_range_s: tuple[float, float] | None = None  # mode "interval": seconds between events, per env
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("startup", "reset", "interval"):
+            raise ConfigError(f"event mode: {self.mode!r} is not one of startup, reset, interval")
+        if self.mode == "interval":
+            if self.interval_range_s is None or not 0 < self.interval_range_s[0] <= self.interval_range_s[1]:
+                raise ConfigError(f"event interval_range_s: need 0 < low <= high, got {self.interval_range_s}")
+
+
+class EventManager:
+    def __init__(self, cfg: dict[str, EventTermCfg], env: ManagerBasedRLEnv, console: Console | None):
+        self.env = env
+        self.terms: dict[Mode, list[tuple[str, EventTermCfg, Any, dict[str, Any]]]] = {
+            "startup": [],
+            "reset": [],
+            "interval": [],
+        }
+        for name, term_cfg in cfg.items():
+            func, params = build_term("event", name, term_cfg, env, leading=2)
+            self.terms[term_cfg.mode].append((name, term_cfg, func, params))
+        self.time_left = {
+            name: torch.zeros(env.num_envs, device=env.device) for name, *_ in self.terms["interval"]
+        }
+        for mode, terms in self.terms.items():
+            if terms:
+                rows = [(name, t.interval_range_s or "") for name, t, *_ in terms]
+                print_table(console, f"Active Event Terms in Mode: '{mode}'", ("Name", "Interval (s)"), rows)
+
+    def apply_startup(self) -> None:
+        all_ids = torch.arange(self.env.num_envs, device=self.env.device)
+        for _, _, func, params in self.terms["startup"]:
+            func(self.env, all_ids, **params)
+        for name, term_cfg, *_ in self.terms["interval"]:
+            self._sample_interval(name, term_cfg, all_ids)
+
+    def apply_reset(self, env_ids: torch.Tensor) -> None:
+        for _, _, func, params in self.terms["reset"]:
+            func(self.env, env_ids, **params)
+
+    def apply_interval(self, dt: float) -> None:
+        for name, term_cfg, func, params in self.terms["interval"]:
+            time_left = self.time_left[name]
+            time_left -= dt
+            due = (time_left <= 0.0).nonzero().squeeze(1)
+            if due.numel() > 0:
+                func(self.env, due, **params)
+                self._sample_interval(name, term_cfg, due)
+
+    def _sample_interval(self, name: str, term_cfg: EventTermCfg, env_ids: torch.Tensor) -> None:
+        assert term_cfg.interval_range_s is not None
+        low, high = term_cfg.interval_range_s
+        u = torch.rand(env_ids.numel(), generator=self.env.generator, device=self.env.device)
+        self.time_left[name][env_ids] = low + (high - low) * u
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {name: value.clone() for name, value in self.time_left.items()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        for name, value in state.items():
+            self.time_left[name].copy_(value)

@@ -1,0 +1,159 @@
+"""Observation manager: named groups of terms, each term computed -> noise -> clip -> scale -> history.
+
+A group is returned as one (num_envs, dim) float32 tensor, terms concatenated in config order.
+History (if any) is flattened oldest-first per term; after a reset it is filled with the first value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import torch
+
+from canter.core.errors import ConfigError
+from canter.managers.term import ManagerTerm, TermCfg, build_term, print_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+@dataclass(kw_only=True)
+class NoiseCfg:
+    """Additive noise: uniform in [low, high], or gaussian with std (and zero mean)."""
+
+    kind: Literal["uniform", "gaussian"] = "uniform"
+    low: float = 0.0
+    high: float = 0.0
+    std: float = 0.0
+
+
+def unoise(magnitude: float) -> NoiseCfg:
+    return NoiseCfg(kind="uniform", low=-magnitude, high=magnitude)
+
+
+def gnoise(std: float) -> NoiseCfg:
+    return NoiseCfg(kind="gaussian", std=std)
+
+
+@dataclass(kw_only=True)
+class ObsTermCfg(TermCfg):
+    noise: NoiseCfg | None = None
+    clip: tuple[float, float] | None = None
+    scale: float | None = None
+    history_length: int = 0
+
+
+@dataclass(kw_only=True)
+class ObsGroupCfg:
+    terms: dict[str, ObsTermCfg] = field(default_factory=dict)
+    enable_corruption: bool = True  # apply the terms' noise (off for privileged critic groups)
+
+
+class _Term:
+    def __init__(self, name: str, cfg: ObsTermCfg, func: Any, params: dict[str, Any], dim: int):
+        self.name = name
+        self.cfg = cfg
+        self.func = func
+        self.params = params
+        self.dim = dim
+        self.history: torch.Tensor | None = None
+
+
+class ObservationManager:
+    def __init__(self, cfg: dict[str, ObsGroupCfg], env: ManagerBasedRLEnv, console: Console | None):
+        if "policy" not in cfg:
+            raise ConfigError("observations: a task needs a 'policy' observation group")
+        self.env = env
+        self.cfg = cfg
+        self.groups: dict[str, list[_Term]] = {}
+        self.group_dims: dict[str, int] = {}
+        self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
+        for group_name, group in cfg.items():
+            terms: list[_Term] = []
+            for name, term_cfg in group.terms.items():
+                if term_cfg.history_length < 0:
+                    raise ConfigError(f"observation term {name!r}: history_length must be >= 0")
+                func, params = build_term(f"observation[{group_name}]", name, term_cfg, env)
+                value = func(env, **params)
+                if value.ndim != 2 or value.shape[0] != env.num_envs:
+                    raise ConfigError(
+                        f"observation term {name!r}: must return (num_envs, dim), got {tuple(value.shape)}"
+                    )
+                term = _Term(name, term_cfg, func, params, int(value.shape[1]))
+                if term_cfg.history_length > 0:
+                    term.history = torch.zeros(env.num_envs, term_cfg.history_length, term.dim, device=env.device)
+                terms.append(term)
+            self.groups[group_name] = terms
+            self.group_dims[group_name] = sum(t.dim * max(1, t.cfg.history_length) for t in terms)
+            rows = [(t.name, (t.dim * max(1, t.cfg.history_length),), _describe_noise(t.cfg.noise)) for t in terms]
+            print_table(
+                console,
+                f"Active Observation Terms in Group: '{group_name}' (shape: ({self.group_dims[group_name]},))",
+                ("Name", "Shape", "Noise"),
+                rows,
+            )
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        """All groups, each (num_envs, dim) float32."""
+        out = {name: self._compute_group(name, terms) for name, terms in self.groups.items()}
+        self._fresh.zero_()
+        return out
+
+    def _compute_group(self, group_name: str, terms: list[_Term]) -> torch.Tensor:
+        corrupt = self.cfg[group_name].enable_corruption
+        parts = []
+        for term in terms:
+            value = term.func(self.env, **term.params).to(torch.float32)
+            if corrupt and term.cfg.noise is not None:
+                value = value + self._noise(term.cfg.noise, value)
+            if term.cfg.clip is not None:
+                value = value.clamp(term.cfg.clip[0], term.cfg.clip[1])
+            if term.cfg.scale is not None:
+                value = value * term.cfg.scale
+            if term.history is not None:
+                # newest last; rows that just reset see their first value in every slot
+                rolled = torch.cat((term.history[:, 1:], value.unsqueeze(1)), dim=1)
+                filled = value.unsqueeze(1).expand_as(term.history)
+                term.history.copy_(torch.where(self._fresh[:, None, None], filled, rolled))
+                value = term.history.flatten(1)
+            parts.append(value)
+        return torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]
+
+    def _noise(self, noise: NoiseCfg, like: torch.Tensor) -> torch.Tensor:
+        generator = self.env.generator
+        if noise.kind == "gaussian":
+            return noise.std * torch.randn(like.shape, generator=generator, device=like.device)
+        return noise.low + (noise.high - noise.low) * torch.rand(like.shape, generator=generator, device=like.device)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self._fresh[env_ids] = True
+        for terms in self.groups.values():
+            for term in terms:
+                if isinstance(term.func, ManagerTerm):
+                    term.func.reset(env_ids)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        state = {"fresh": self._fresh.clone()}
+        for group, terms in self.groups.items():
+            for term in terms:
+                if term.history is not None:
+                    state[f"{group}/{term.name}/history"] = term.history.clone()
+        return state
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        self._fresh.copy_(state["fresh"])
+        for group, terms in self.groups.items():
+            for term in terms:
+                if term.history is not None:
+                    term.history.copy_(state[f"{group}/{term.name}/history"])
+
+
+def _describe_noise(noise: NoiseCfg | None) -> str:
+    if noise is None:
+        return "-"
+    if noise.kind == "gaussian":
+        return f"N(0, {noise.std}²)"
+    return f"U({noise.low}, {noise.high})"

@@ -1,0 +1,62 @@
+"""Termination manager: `terminated` (a terminal state) is kept apart from `truncated` (time-outs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from canter.core.errors import ConfigError
+from canter.managers.term import TermCfg, build_term, print_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+@dataclass(kw_only=True)
+class TerminationTermCfg(TermCfg):
+    time_out: bool = False  # True: the episode is cut short, not ended (the value is bootstrapped)
+
+
+class TerminationManager:
+    def __init__(self, cfg: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv, console: Console | None):
+        if not any(term.time_out for term in cfg.values()):
+            raise ConfigError("terminations: a task needs a time-out term (time_out=True) so episodes end")
+        self.env = env
+        self.names = list(cfg)
+        self.time_out = [cfg[name].time_out for name in self.names]
+        self._terms = [build_term("termination", name, term, env) for name, term in cfg.items()]
+        n = env.num_envs
+        self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.truncated = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.term_dones = torch.zeros(len(self.names), n, dtype=torch.bool, device=env.device)
+        print_table(console, "Active Termination Terms", ("Name", "Time Out"), list(zip(self.names, self.time_out, strict=True)))
+
+    def compute(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(terminated, truncated), each (num_envs,) bool. An env both terminated and timed out
+        counts as terminated (no bootstrap)."""
+        self.terminated.zero_()
+        self.truncated.zero_()
+        for index, (func, params) in enumerate(self._terms):
+            done = func(self.env, **params)
+            self.term_dones[index] = done
+            if self.time_out[index]:
+                self.truncated |= done
+            else:
+                self.terminated |= done
+        self.truncated &= ~self.terminated
+        return self.terminated, self.truncated
+
+    def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Fraction of the resetting envs ended by each term."""
+        done = self.term_dones[:, env_ids].float()
+        return {f"Episode_Termination/{name}": done[i].mean() for i, name in enumerate(self.names)}
+
+    def state_dict(self) -> dict[str, Any]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        pass

@@ -1,0 +1,98 @@
+"""Event terms `(env, env_ids, **params)`: initial-state sampling, domain randomization, pushes.
+
+Randomization writes per-env model fields through `sim.expand()`, which both backends provide, and
+draws from the env's generator, so the same seed gives the same randomization.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from canter.core.math import quat_from_yaw, quat_mul
+from canter.scene.entity import Resolved
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+def _uniform(env: ManagerBasedRLEnv, shape: tuple[int, ...], bounds: tuple[float, float]) -> torch.Tensor:
+    u = torch.rand(shape, generator=env.generator, device=env.device)
+    return (bounds[0] + (bounds[1] - bounds[0]) * u).to(env.sim.dtype)
+
+
+def reset_joints_by_offset(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    position_range: tuple[float, float],
+    velocity_range: tuple[float, float] = (0.0, 0.0),
+    joints: Resolved | None = None,
+) -> None:
+    """q = q_default + U(position_range), qd = U(velocity_range), clamped to the joint ranges."""
+    scene = env.scene
+    qpos_adr = scene.joint_qpos_adr if joints is None else joints.qpos_adr
+    dof_adr = scene.joint_dof_adr if joints is None else joints.dof_adr
+    cols = torch.searchsorted(scene.joint_qpos_adr, qpos_adr)
+    shape = (env_ids.numel(), qpos_adr.numel())
+    q = scene.default_joint_pos[cols] + _uniform(env, shape, position_range)
+    limits = scene.joint_limits[cols]
+    limited = scene.joint_limited[cols]
+    q = torch.where(limited, torch.minimum(torch.maximum(q, limits[:, 0]), limits[:, 1]), q)
+    env.sim.qpos[env_ids[:, None], qpos_adr[None, :]] = q
+    env.sim.qvel[env_ids[:, None], dof_adr[None, :]] = _uniform(env, shape, velocity_range)
+
+
+def reset_root_state_uniform(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    position_range: tuple[float, float] = (0.0, 0.0),
+    yaw_range: tuple[float, float] = (0.0, 0.0),
+    velocity_range: tuple[float, float] = (0.0, 0.0),
+) -> None:
+    """Free root: x, y offset by U(position_range) from qpos0, heading rotated by U(yaw_range),
+    all six velocity components drawn from U(velocity_range)."""
+    n = env_ids.numel()
+    qpos0 = torch.as_tensor(env.sim.model.qpos0[:7], dtype=env.sim.dtype, device=env.device)
+    pos = qpos0[:3].expand(n, 3).clone()
+    pos[:, :2] += _uniform(env, (n, 2), position_range)
+    quat = quat_mul(quat_from_yaw(_uniform(env, (n,), yaw_range)), qpos0[3:7].expand(n, 4))
+    env.sim.qpos[env_ids, 0:3] = pos
+    env.sim.qpos[env_ids, 3:7] = quat
+    env.sim.qvel[env_ids, 0:6] = _uniform(env, (n, 6), velocity_range)
+
+
+def randomize_body_mass(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bodies: Resolved,
+    scale_range: tuple[float, float] = (1.0, 1.0),
+    add_range: tuple[float, float] = (0.0, 0.0),
+) -> None:
+    """mass = nominal * U(scale_range) + U(add_range), inertia scaled with the mass; then the
+    model constants MuJoCo derives from masses are recomputed for those envs."""
+    nominal_mass = torch.as_tensor(env.sim.model.body_mass, dtype=env.sim.dtype, device=env.device)[bodies.ids]
+    nominal_inertia = torch.as_tensor(env.sim.model.body_inertia, dtype=env.sim.dtype, device=env.device)[bodies.ids]
+    shape = (env_ids.numel(), bodies.count)
+    mass = nominal_mass * _uniform(env, shape, scale_range) + _uniform(env, shape, add_range)
+    mass = mass.clamp_min(1e-4)
+    ratio = mass / nominal_mass.clamp_min(1e-9)
+    env.sim.expand("body_mass")[env_ids[:, None], bodies.ids[None, :]] = mass
+    env.sim.expand("body_inertia")[env_ids[:, None], bodies.ids[None, :]] = nominal_inertia * ratio[..., None]
+    env.sim.set_const(env_ids)
+
+
+def randomize_geom_friction(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, geoms: Resolved, friction_range: tuple[float, float]
+) -> None:
+    """Sliding friction of the selected geoms drawn from U(friction_range), one value per env."""
+    value = _uniform(env, (env_ids.numel(), 1), friction_range).expand(-1, geoms.count)
+    friction = env.sim.expand("geom_friction")
+    friction[env_ids[:, None], geoms.ids[None, :], 0] = value
+
+
+def push_by_setting_velocity(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, velocity_range: tuple[float, float]
+) -> None:
+    """Add U(velocity_range) to the root's planar linear velocity (a push)."""
+    env.sim.qvel[env_ids, 0:2] += _uniform(env, (env_ids.numel(), 2), velocity_range)

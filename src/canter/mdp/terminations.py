@@ -1,0 +1,38 @@
+"""Termination terms: `(env, **params) -> (num_envs,) bool`."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+
+from canter.mdp.observations import _cols
+from canter.scene.entity import Resolved
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+def time_out(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """The episode reached its length (a truncation: mark it time_out=True)."""
+    return env.episode_length_buf >= env.max_episode_length
+
+
+def root_height_below_minimum(env: ManagerBasedRLEnv, minimum_height: float) -> torch.Tensor:
+    """The root fell below `minimum_height` metres."""
+    return env.scene.root_pos_w[:, 2] < minimum_height
+
+
+def bad_orientation(env: ManagerBasedRLEnv, limit_angle: float = math.pi / 2) -> torch.Tensor:
+    """The base tilted more than `limit_angle` radians from upright."""
+    gravity_z = env.scene.projected_gravity_b[:, 2]
+    return torch.acos((-gravity_z).clamp(-1.0, 1.0)) > limit_angle
+
+
+def joint_pos_out_of_manual_limit(
+    env: ManagerBasedRLEnv, joints: Resolved, bounds: tuple[float, float]
+) -> torch.Tensor:
+    """Any selected joint left [low, high]."""
+    q = _cols(env.scene.joint_pos, joints, env)
+    return torch.any((q < bounds[0]) | (q > bounds[1]), dim=1)

@@ -1,0 +1,218 @@
+"""The rollout half shared by the on-policy algorithms (PPO, A2C): acting, recording, returns, the
+gradient step, checkpoints. Subclasses implement `update()`.
+
+The runner drives one iteration as:
+    for _ in range(cfg.num_steps_per_env):
+        actions = algorithm.act(obs)
+        obs, rewards, terminated, truncated, extras = env.step(actions)
+        algorithm.process_env_step(rewards, terminated, truncated, extras)
+    algorithm.compute_returns(obs)
+    losses = algorithm.update()
+(acting and recording run under torch.no_grad; the runner needs no grad context of its own.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from canter.core.errors import CanterError, ConfigError
+from canter.rl.config import AlgoCfg
+from canter.rl.gae import bootstrap_time_outs
+from canter.rl.losses import clipped_surrogate_loss, policy_gradient_loss, value_loss
+from canter.rl.modules import ActorCritic
+from canter.rl.storage import MiniBatch, RolloutStorage
+
+Observations = Mapping[str, torch.Tensor]
+F = TypeVar("F", bound=Callable[..., torch.Tensor])
+
+
+def maybe_compile(function: F, enabled: bool) -> F:
+    """`function` wrapped in torch.compile when enabled (compiled lazily, at its first call)."""
+    return torch.compile(function) if enabled else function  # type: ignore[return-value]
+
+
+class OnPolicyAlgorithm:
+    """Owns the policy, its Adam optimizer, the rollout storage and the sampling generator.
+
+    policy: an ActorCritic (or ActorCriticRecurrent); moved to `device`.
+    num_envs: envs per rollout. device: the env device; all rollout tensors stay there.
+    generator: a torch.Generator on `device`, the only randomness of the algorithm (action noise and
+        minibatch permutations).
+
+    The learning rate is a () tensor on `device` shared with the optimizer (fused Adam accepts a
+    tensor lr), so the adaptive schedule changes it without a host sync.
+    """
+
+    algo_name: str = ""
+
+    def __init__(
+        self,
+        policy: ActorCritic,
+        cfg: AlgoCfg,
+        *,
+        num_envs: int,
+        device: torch.device | str,
+        generator: torch.Generator,
+    ) -> None:
+        if cfg.algo != self.algo_name:
+            raise ConfigError(f"algo.algo: {type(self).__name__} needs {self.algo_name!r}, got {cfg.algo!r}")
+        self.cfg = cfg
+        self.device = torch.device(device)
+        if generator.device.type != self.device.type:
+            raise ValueError(f"generator is on {generator.device}, the algorithm on {self.device}")
+        self.generator = generator
+        self.policy = policy.to(self.device)
+        self.storage = RolloutStorage(
+            num_envs=num_envs,
+            num_transitions_per_env=cfg.num_steps_per_env,
+            observation_shapes=policy.observation_shapes,
+            num_actions=policy.num_actions,
+            device=self.device,
+        )
+        self.learning_rate = torch.tensor(cfg.learning_rate, device=self.device)
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.learning_rate, fused=True)
+        self._surrogate_loss = maybe_compile(clipped_surrogate_loss, cfg.compile)
+        self._value_loss = maybe_compile(value_loss, cfg.compile)
+        self._policy_gradient_loss = maybe_compile(policy_gradient_loss, cfg.compile)
+
+    # --- rollout ------------------------------------------------------------------------------------
+
+    @torch.no_grad()
+    def act(self, obs: Observations) -> torch.Tensor:
+        """Samples actions (num_envs, num_actions) for obs and records the policy's half of the step."""
+        if self.policy.is_recurrent and self.storage.step == 0:
+            states = self.policy.hidden_states(self.storage.num_envs)
+            assert states is not None
+            self.storage.store_initial_hidden_states(*states)
+        self.policy.update_normalization(obs)
+        step = self.policy.act(obs, self.generator)
+        values = self.policy.evaluate(obs)
+        self.storage.store_policy_step(
+            observations=obs,
+            actions=step.actions,
+            log_probs=step.log_prob,
+            action_mean=step.mean,
+            action_std=step.std,
+            values=values,
+        )
+        return step.actions
+
+    @torch.no_grad()
+    def process_env_step(
+        self,
+        rewards: torch.Tensor,
+        terminated: torch.Tensor,
+        truncated: torch.Tensor,
+        extras: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Records the env's answer (each (num_envs,)) and resets the memory of envs that ended.
+
+        Time-outs are bootstrapped here: r ← r + γ·V(s_t) where truncated, with V(s_t) the value of
+        the observation at that step recorded by `act` (see canter.rl.gae). `extras` is not used by
+        these algorithms; it is accepted so the runner can pass the env output through unchanged.
+        """
+        values = self.storage.values[self.storage.step]
+        rewards = bootstrap_time_outs(rewards, values, truncated, self.cfg.gamma)
+        self.storage.store_env_step(rewards=rewards, terminated=terminated, truncated=truncated)
+        self.policy.reset(terminated | truncated)
+
+    @torch.no_grad()
+    def compute_returns(self, last_obs: Observations) -> None:
+        """GAE returns and advantages of the full rollout, bootstrapped with V(last_obs)."""
+        last_values = self.policy.evaluate(last_obs, advance_memory=False)
+        self.storage.compute_returns(
+            last_values,
+            self.cfg.gamma,
+            self.cfg.lam,
+            normalize=not self.cfg.normalize_advantage_per_mini_batch,
+        )
+
+    def update(self) -> dict[str, torch.Tensor]:
+        """Learns from the stored rollout, clears it, and returns mean losses as () tensors."""
+        raise NotImplementedError
+
+    # --- learning helpers ---------------------------------------------------------------------------
+
+    def _mini_batches(self, num_mini_batches: int, num_epochs: int) -> Iterator[MiniBatch]:
+        if self.policy.is_recurrent:
+            return self.storage.recurrent_mini_batch_generator(num_mini_batches, num_epochs, self.generator)
+        return self.storage.mini_batch_generator(num_mini_batches, num_epochs, self.generator)
+
+    def _forward(self, batch: MiniBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mean (B, A), std (B, A), values (B,)) of the current policy on a minibatch."""
+        return self.policy.forward_train(
+            batch.observations, batch.episode_starts, batch.actor_state, batch.critic_state
+        )
+
+    def _gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
+        """Backward, gradient all-reduce, global norm clip, Adam step. Returns the pre-clip norm ()."""
+        self.optimizer.zero_grad()
+        loss.backward()
+        self._reduce_gradients()
+        grad_norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
+        self.optimizer.step()
+        return grad_norm.detach()
+
+    def _reduce_gradients(self) -> None:
+        """Averages gradients over processes with one flat all-reduce; no-op without torch.distributed."""
+        if not (dist.is_available() and dist.is_initialized()):
+            return
+        parameters = [p for p in self.policy.parameters() if p.requires_grad]
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
+        flat = torch.cat([g.reshape(-1) for g in grads])
+        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
+        flat /= dist.get_world_size()
+        offset = 0
+        for parameter in parameters:
+            numel = parameter.numel()
+            parameter.grad = flat[offset : offset + numel].view_as(parameter)
+            offset += numel
+
+    @staticmethod
+    def _all_reduce_mean(value: torch.Tensor) -> torch.Tensor:
+        """The mean of `value` over processes (itself without torch.distributed), so every process
+        takes the same learning-rate decision."""
+        if not (dist.is_available() and dist.is_initialized()):
+            return value
+        value = value.clone()
+        dist.all_reduce(value, op=dist.ReduceOp.SUM)
+        return value / dist.get_world_size()
+
+    # --- modes and checkpoints -----------------------------------------------------------------------
+
+    def train_mode(self) -> None:
+        """Training mode: normalizers update their statistics."""
+        self.policy.train()
+
+    def eval_mode(self) -> None:
+        """Evaluation mode: normalizer statistics are frozen."""
+        self.policy.eval()
+
+    def state_dict(self) -> dict[str, Any]:
+        """algo name, policy (parameters and normalizer buffers), optimizer, learning rate, generator.
+
+        Like torch's state_dicts, tensors are references to live state: save or deep-copy them.
+        """
+        return {
+            "algo": self.algo_name,
+            "policy": self.policy.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "learning_rate": self.learning_rate.detach().clone(),
+            "generator": self.generator.get_state(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restores what `state_dict` saved; the learning rate stays shared with the optimizer."""
+        if state["algo"] != self.algo_name:
+            raise CanterError(f"checkpoint holds a {state['algo']!r} algorithm, not {self.algo_name!r}")
+        self.policy.load_state_dict(state["policy"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.learning_rate.copy_(state["learning_rate"])
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate
+        self.generator.set_state(state["generator"])

@@ -1,0 +1,164 @@
+"""Typed configs of the policy network and of the on-policy learning algorithm.
+
+Defaults are the values legged_gym / rsl_rl users know. Each config validates itself at construction
+and raises ConfigError naming the offending field. `ppo_cfg()` and `a2c_cfg()` return fresh configs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from canter.core.errors import ConfigError
+
+Activation = Literal["elu", "relu", "tanh"]
+NoiseStdType = Literal["scalar", "log"]
+RnnType = Literal["none", "gru", "lstm"]
+Algorithm = Literal["ppo", "a2c"]
+Schedule = Literal["adaptive", "fixed"]
+
+
+def _check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ConfigError(f"{field}: {value!r} is not one of {', '.join(repr(c) for c in choices)}")
+
+
+def _check_positive(field: str, value: float) -> None:
+    if not value > 0:
+        raise ConfigError(f"{field}: must be > 0, got {value}")
+
+
+def _check_unit_interval(field: str, value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(f"{field}: must be in [0, 1], got {value}")
+
+
+@dataclass(kw_only=True)
+class PolicyCfg:
+    """The actor-critic network.
+
+    actor_hidden_dims, critic_hidden_dims: widths of the hidden layers of each MLP.
+    activation: nonlinearity after every hidden layer.
+    init_noise_std: initial standard deviation of the Gaussian policy (action units).
+    noise_std_type: "scalar" learns std directly; "log" learns log(std) (always positive).
+    rnn_type: "none" for a feed-forward policy; "gru" or "lstm" put one recurrent memory in front of
+        the actor MLP and another in front of the critic MLP.
+    rnn_hidden_dim, rnn_num_layers: size of each recurrent memory (ignored when rnn_type is "none").
+    actor_obs_groups: observation groups fed to the actor, concatenated in this order.
+    critic_obs_groups: observation groups fed to the critic; if the env has none of them the critic
+        sees the actor's groups (a symmetric actor-critic).
+    normalize_obs: normalize every observation group with running mean/variance statistics.
+    """
+
+    actor_hidden_dims: tuple[int, ...] = (512, 256, 128)
+    critic_hidden_dims: tuple[int, ...] = (512, 256, 128)
+    activation: Activation = "elu"
+    init_noise_std: float = 1.0
+    noise_std_type: NoiseStdType = "scalar"
+    rnn_type: RnnType = "none"
+    rnn_hidden_dim: int = 256
+    rnn_num_layers: int = 1
+    actor_obs_groups: tuple[str, ...] = ("policy",)
+    critic_obs_groups: tuple[str, ...] = ("critic",)
+    normalize_obs: bool = False
+
+    def __post_init__(self) -> None:
+        for field in ("actor_hidden_dims", "critic_hidden_dims"):
+            dims = tuple(getattr(self, field))
+            if any(int(d) != d or d < 1 for d in dims):
+                raise ConfigError(f"policy.{field}: every width must be a positive int, got {dims}")
+            setattr(self, field, dims)
+        _check_choice("policy.activation", self.activation, ("elu", "relu", "tanh"))
+        _check_positive("policy.init_noise_std", self.init_noise_std)
+        _check_choice("policy.noise_std_type", self.noise_std_type, ("scalar", "log"))
+        _check_choice("policy.rnn_type", self.rnn_type, ("none", "gru", "lstm"))
+        if self.rnn_hidden_dim < 1:
+            raise ConfigError(f"policy.rnn_hidden_dim: must be >= 1, got {self.rnn_hidden_dim}")
+        if self.rnn_num_layers < 1:
+            raise ConfigError(f"policy.rnn_num_layers: must be >= 1, got {self.rnn_num_layers}")
+        for field in ("actor_obs_groups", "critic_obs_groups"):
+            groups = tuple(getattr(self, field))
+            if not groups or len(set(groups)) != len(groups):
+                raise ConfigError(f"policy.{field}: must be a non-empty tuple of distinct names, got {groups}")
+            setattr(self, field, groups)
+
+
+@dataclass(kw_only=True)
+class AlgoCfg:
+    """The on-policy algorithm (PPO or A2C), its rollout length and its optimizer.
+
+    algo: "ppo" (clipped surrogate, several epochs of minibatches) or "a2c" (one gradient step on the
+        whole rollout; ignores num_learning_epochs, num_mini_batches and the clipping fields).
+    num_steps_per_env: env steps per rollout; also the truncation length of backpropagation through
+        time for recurrent policies.
+    num_learning_epochs, num_mini_batches: PPO passes over the rollout and splits per pass.
+    clip_param: PPO ratio clip ε, also the clip of the value change when use_clipped_value_loss.
+    value_loss_coef, entropy_coef: weights of the value loss and of the entropy bonus.
+    gamma: discount per env step; lam: GAE λ (1.0 gives Monte-Carlo-like n-step returns).
+    learning_rate: Adam step size at the start (and throughout when schedule is "fixed").
+    schedule: "adaptive" scales the learning rate by 1/1.5 when the policy KL exceeds 2·desired_kl
+        and by 1.5 when it falls below desired_kl/2, within [min_learning_rate, max_learning_rate].
+    max_grad_norm: global gradient-norm clip.
+    normalize_advantage_per_mini_batch: normalize advantages per minibatch instead of per rollout.
+    compile: wrap the pure loss functions in torch.compile (first update pays the compile time).
+    """
+
+    algo: Algorithm = "ppo"
+    num_steps_per_env: int = 24
+    num_learning_epochs: int = 5
+    num_mini_batches: int = 4
+    clip_param: float = 0.2
+    value_loss_coef: float = 1.0
+    use_clipped_value_loss: bool = True
+    entropy_coef: float = 0.01
+    gamma: float = 0.99
+    lam: float = 0.95
+    learning_rate: float = 1e-3
+    schedule: Schedule = "adaptive"
+    desired_kl: float = 0.01
+    min_learning_rate: float = 1e-5
+    max_learning_rate: float = 1e-2
+    max_grad_norm: float = 1.0
+    normalize_advantage_per_mini_batch: bool = False
+    compile: bool = False
+
+    def __post_init__(self) -> None:
+        _check_choice("algo.algo", self.algo, ("ppo", "a2c"))
+        for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
+            value = getattr(self, field)
+            if int(value) != value or value < 1:
+                raise ConfigError(f"algo.{field}: must be an int >= 1, got {value}")
+        _check_positive("algo.clip_param", self.clip_param)
+        if self.value_loss_coef < 0:
+            raise ConfigError(f"algo.value_loss_coef: must be >= 0, got {self.value_loss_coef}")
+        if self.entropy_coef < 0:
+            raise ConfigError(f"algo.entropy_coef: must be >= 0, got {self.entropy_coef}")
+        _check_unit_interval("algo.gamma", self.gamma)
+        _check_unit_interval("algo.lam", self.lam)
+        _check_choice("algo.schedule", self.schedule, ("adaptive", "fixed"))
+        _check_positive("algo.learning_rate", self.learning_rate)
+        _check_positive("algo.desired_kl", self.desired_kl)
+        _check_positive("algo.min_learning_rate", self.min_learning_rate)
+        if self.max_learning_rate < self.min_learning_rate:
+            raise ConfigError(
+                f"algo.max_learning_rate: must be >= min_learning_rate ({self.min_learning_rate}), "
+                f"got {self.max_learning_rate}"
+            )
+        if self.schedule == "adaptive" and not (
+            self.min_learning_rate <= self.learning_rate <= self.max_learning_rate
+        ):
+            raise ConfigError(
+                f"algo.learning_rate: with the adaptive schedule it must lie in "
+                f"[{self.min_learning_rate}, {self.max_learning_rate}], got {self.learning_rate}"
+            )
+        _check_positive("algo.max_grad_norm", self.max_grad_norm)
+
+
+def ppo_cfg() -> AlgoCfg:
+    """A fresh PPO config with the legged_gym defaults."""
+    return AlgoCfg(algo="ppo")
+
+
+def a2c_cfg() -> AlgoCfg:
+    """A fresh A2C config: short rollouts, one step per rollout, fixed learning rate."""
+    return AlgoCfg(algo="a2c", num_steps_per_env=8, learning_rate=7e-4, schedule="fixed", lam=1.0)

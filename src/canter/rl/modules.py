@@ -1,0 +1,225 @@
+"""The feed-forward actor-critic: MLP builder, observation-group encoding, Gaussian policy.
+
+Parameters are drawn from an explicit CPU generator (layers are built on the meta device, so the
+global RNG is never touched) and the policy is moved to its device afterwards: the same seed gives
+the same initial network on every device.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+import torch
+from torch import nn
+
+from canter.core.errors import ConfigError
+from canter.rl.config import PolicyCfg
+from canter.rl.distributions import gaussian_entropy, gaussian_log_prob, gaussian_sample
+from canter.rl.normalizer import EmpiricalNormalizer
+
+Observations = Mapping[str, torch.Tensor]
+HiddenState = tuple[torch.Tensor, ...]
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
+
+
+class PolicyStep(NamedTuple):
+    """One sampled step of the policy; every tensor (num_envs, num_actions) except log_prob (num_envs,)."""
+
+    actions: torch.Tensor
+    log_prob: torch.Tensor
+    mean: torch.Tensor
+    std: torch.Tensor
+
+
+def init_linear(in_dim: int, out_dim: int, gain: float, generator: torch.Generator) -> nn.Linear:
+    """A CPU nn.Linear with orthogonal weights (scaled by gain) from `generator` and zero bias."""
+    layer = nn.Linear(in_dim, out_dim, device="meta").to_empty(device="cpu")
+    nn.init.orthogonal_(layer.weight, gain=gain, generator=generator)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+def build_mlp(
+    input_dim: int,
+    hidden_dims: Sequence[int],
+    output_dim: int,
+    activation: str,
+    *,
+    output_gain: float,
+    generator: torch.Generator,
+) -> nn.Sequential:
+    """Linear-activation blocks then a linear output layer: (..., input_dim) -> (..., output_dim).
+
+    Hidden layers use the orthogonal gain √2; the output layer uses `output_gain` (small for the
+    actor so that initial actions stay near zero, 1 for the critic).
+    """
+    layers: list[nn.Module] = []
+    in_dim = input_dim
+    for width in hidden_dims:
+        layers += [init_linear(in_dim, width, math.sqrt(2.0), generator), _ACTIVATIONS[activation]()]
+        in_dim = width
+    layers.append(init_linear(in_dim, output_dim, output_gain, generator))
+    return nn.Sequential(*layers)
+
+
+def resolve_obs_groups(
+    observation_shapes: Mapping[str, tuple[int, ...]], cfg: PolicyCfg
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(actor groups, critic groups) present in the env; the critic falls back to the actor's groups."""
+    for group, shape in observation_shapes.items():
+        if len(shape) != 1:
+            raise ConfigError(f"policy: observation group {group!r} must be 1-D (num_envs, dim), got {shape}")
+    missing = [g for g in cfg.actor_obs_groups if g not in observation_shapes]
+    if missing:
+        raise ConfigError(
+            f"policy.actor_obs_groups: env has no group {missing[0]!r} (has {sorted(observation_shapes)})"
+        )
+    present = [g for g in cfg.critic_obs_groups if g in observation_shapes]
+    if not present:
+        return cfg.actor_obs_groups, cfg.actor_obs_groups
+    if len(present) != len(cfg.critic_obs_groups):
+        absent = next(g for g in cfg.critic_obs_groups if g not in observation_shapes)
+        raise ConfigError(f"policy.critic_obs_groups: env has no group {absent!r}")
+    return cfg.actor_obs_groups, cfg.critic_obs_groups
+
+
+class ActorCritic(nn.Module):
+    """Gaussian actor and value critic, each an MLP over its concatenated observation groups.
+
+    The action std is state-independent: a learned (num_actions,) parameter, either σ itself
+    ("scalar") or log σ ("log"). With normalize_obs every used group has its own normalizer (shared
+    by actor and critic when both read the group).
+
+    observation_shapes: the env's groups, name -> (dim,). num_actions: action dimension.
+    init_generator: a CPU generator the initial parameters are drawn from.
+    """
+
+    is_recurrent = False
+
+    def __init__(
+        self,
+        observation_shapes: Mapping[str, tuple[int, ...]],
+        num_actions: int,
+        cfg: PolicyCfg,
+        *,
+        init_generator: torch.Generator,
+    ) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.num_actions = int(num_actions)
+        self.actor_obs_groups, self.critic_obs_groups = resolve_obs_groups(observation_shapes, cfg)
+        used = dict.fromkeys(self.actor_obs_groups + self.critic_obs_groups)
+        self.observation_shapes = {g: tuple(observation_shapes[g]) for g in used}
+        self.normalizers = nn.ModuleDict(
+            {
+                group: EmpiricalNormalizer(shape) if cfg.normalize_obs else nn.Identity()
+                for group, shape in self.observation_shapes.items()
+            }
+        )
+        actor_input_dim = self._feature_dim(self.actor_obs_groups)
+        critic_input_dim = self._feature_dim(self.critic_obs_groups)
+        self.actor = build_mlp(
+            actor_input_dim,
+            cfg.actor_hidden_dims,
+            self.num_actions,
+            cfg.activation,
+            output_gain=0.01,
+            generator=init_generator,
+        )
+        self.critic = build_mlp(
+            critic_input_dim,
+            cfg.critic_hidden_dims,
+            1,
+            cfg.activation,
+            output_gain=1.0,
+            generator=init_generator,
+        )
+        initial_std = torch.full((self.num_actions,), float(cfg.init_noise_std))
+        if cfg.noise_std_type == "log":
+            self.log_std = nn.Parameter(torch.log(initial_std))
+        else:
+            self.std = nn.Parameter(initial_std)
+
+    def _feature_dim(self, groups: tuple[str, ...]) -> int:
+        """Input width of the MLP reading `groups` (the recurrent subclass returns its memory size)."""
+        return sum(self.observation_shapes[g][0] for g in groups)
+
+    # --- observations -------------------------------------------------------------------------------
+
+    def encode(self, obs: Observations, groups: tuple[str, ...]) -> torch.Tensor:
+        """Normalized groups concatenated in order: (..., dim_g) each -> (..., Σ dim_g)."""
+        return torch.cat([self.normalizers[g](obs[g]) for g in groups], dim=-1)
+
+    def update_normalization(self, obs: Observations) -> None:
+        """Feeds the used groups (num_envs, dim) to their normalizers (no-op in eval mode / disabled)."""
+        for group, normalizer in self.normalizers.items():
+            if isinstance(normalizer, EmpiricalNormalizer):
+                normalizer.update(obs[group])
+
+    # --- distribution and value heads ----------------------------------------------------------------
+
+    def action_std(self, like: torch.Tensor) -> torch.Tensor:
+        """σ broadcast to the shape of `like` (..., num_actions)."""
+        std = torch.exp(self.log_std) if self.cfg.noise_std_type == "log" else self.std
+        return std.expand_as(like)
+
+    def distribution_from_features(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean, std), each (..., num_actions), from actor features (..., actor_input_dim)."""
+        mean = self.actor(features)
+        return mean, self.action_std(mean)
+
+    @staticmethod
+    def log_prob(actions: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+        """log π(a|s): (..., A) x3 -> (...)."""
+        return gaussian_log_prob(actions, mean, std)
+
+    @staticmethod
+    def entropy(std: torch.Tensor) -> torch.Tensor:
+        """Entropy of the Gaussian: (..., A) -> (...)."""
+        return gaussian_entropy(std)
+
+    # --- rollout interface ----------------------------------------------------------------------------
+
+    def action_distribution(self, obs: Observations) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mean, std), each (num_envs, num_actions)."""
+        return self.distribution_from_features(self.encode(obs, self.actor_obs_groups))
+
+    def act(self, obs: Observations, generator: torch.Generator) -> PolicyStep:
+        """Samples actions a ~ N(μ(s), σ²) with noise from `generator` (on the obs device)."""
+        mean, std = self.action_distribution(obs)
+        actions = gaussian_sample(mean, std, generator)
+        return PolicyStep(actions, gaussian_log_prob(actions, mean, std), mean, std)
+
+    def act_inference(self, obs: Observations) -> torch.Tensor:
+        """The deterministic action μ(s): (num_envs, num_actions)."""
+        return self.action_distribution(obs)[0]
+
+    def evaluate(self, obs: Observations, *, advance_memory: bool = True) -> torch.Tensor:
+        """V(s): (num_envs,). advance_memory only matters for recurrent critics."""
+        return self.critic(self.encode(obs, self.critic_obs_groups)).squeeze(-1)
+
+    def reset(self, dones: torch.Tensor) -> None:
+        """Forgets the memory of envs whose episode ended (dones: (num_envs,) bool). Stateless here."""
+
+    def hidden_states(self, batch_size: int | None = None) -> tuple[HiddenState, HiddenState] | None:
+        """(actor, critic) recurrent states; None for a feed-forward policy."""
+        return None
+
+    # --- training interface ---------------------------------------------------------------------------
+
+    def forward_train(
+        self,
+        obs: Observations,
+        episode_starts: torch.Tensor | None = None,
+        actor_state: HiddenState | None = None,
+        critic_state: HiddenState | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(mean (B, A), std (B, A), values (B,)) for a minibatch of observations (B, dim) per group.
+
+        The recurrent arguments are ignored here (see ActorCriticRecurrent.forward_train).
+        """
+        mean, std = self.action_distribution(obs)
+        return mean, std, self.evaluate(obs)

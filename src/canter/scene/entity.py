@@ -1,0 +1,89 @@
+"""Named selections of model objects, resolved to index tensors once, when a manager is built.
+
+A term declares, e.g., `joints=Sel("joint", ("fl_.*", "fr_.*"))`; the manager resolves it against the
+scene and hands the term a `Resolved` holding the ids, so the step loop never looks up a name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import torch
+
+from canter.core.errors import ConfigError
+
+if TYPE_CHECKING:
+    from canter.scene.scene import Scene
+
+Kind = Literal["joint", "body", "geom", "site", "sensor", "actuator"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sel:
+    """Objects of one kind whose names fully match any of the regex `names`, in model order."""
+
+    kind: Kind
+    names: tuple[str, ...] = (".*",)
+
+    def resolve(self, scene: Scene) -> Resolved:
+        available = scene.names(self.kind)
+        patterns = [re.compile(p) for p in self.names]
+        ids = [i for i, name in enumerate(available) if any(p.fullmatch(name) for p in patterns)]
+        for pattern in patterns:
+            if not any(pattern.fullmatch(name) for name in available):
+                shown = ", ".join(available[:12]) + (", ..." if len(available) > 12 else "")
+                raise ConfigError(f"no {self.kind} matches {pattern.pattern!r} (have: {shown})")
+        return Resolved(scene, self.kind, tuple(available[i] for i in ids), ids)
+
+
+def joints(*names: str) -> Sel:
+    return Sel(kind="joint", names=names or (".*",))
+
+
+def bodies(*names: str) -> Sel:
+    return Sel(kind="body", names=names or (".*",))
+
+
+def sensors(*names: str) -> Sel:
+    return Sel(kind="sensor", names=names or (".*",))
+
+
+def actuators(*names: str) -> Sel:
+    return Sel(kind="actuator", names=names or (".*",))
+
+
+def geoms(*names: str) -> Sel:
+    return Sel(kind="geom", names=names or (".*",))
+
+
+class Resolved:
+    """A resolved selection: names, object ids and, per kind, the addresses terms index with.
+
+    joint: `qpos_adr`, `dof_adr` (LongTensor (k,)) into qpos/qvel (hinge and slide joints only).
+    sensor: `data_adr` (LongTensor (sum of dims,)) into sensordata, `dims`.
+    actuator / body / geom / site: `ids`.
+    """
+
+    def __init__(self, scene: Scene, kind: Kind, names: tuple[str, ...], ids: list[int]):
+        model = scene.model
+        device = scene.device
+        self.kind = kind
+        self.names = names
+        self.ids = torch.tensor(ids, dtype=torch.long, device=device)
+        self.count = len(ids)
+        if kind == "joint":
+            self.qpos_adr = torch.tensor([int(model.jnt_qposadr[scene.joint_ids[i]]) for i in ids], device=device)
+            self.dof_adr = torch.tensor([int(model.jnt_dofadr[scene.joint_ids[i]]) for i in ids], device=device)
+            self.model_ids = torch.tensor([scene.joint_ids[i] for i in ids], dtype=torch.long, device=device)
+        if kind == "sensor":
+            adr: list[int] = []
+            self.dims = tuple(int(model.sensor_dim[i]) for i in ids)
+            for i in ids:
+                start = int(model.sensor_adr[i])
+                adr.extend(range(start, start + int(model.sensor_dim[i])))
+            self.data_adr = torch.tensor(adr, dtype=torch.long, device=device)
+
+    def __repr__(self) -> str:
+        return f"Resolved({self.kind}: {', '.join(self.names)})"

@@ -1,0 +1,444 @@
+"""The warp backend: MuJoCo Warp (mujoco_warp) on a CUDA device, or on Warp's CPU device.
+
+All worlds live in one mujoco_warp Data whose arrays have a leading world dimension; every tensor the
+simulator hands out is a zero-copy float32 torch view of those arrays (wp.to_torch), so the env reads
+and writes MuJoCo Warp's own memory. MuJoCo Warp never reallocates the Data arrays these views cover
+(only the island arrays of sleeping models are rebuilt), so the views stay live for the simulator's
+lifetime. Model fields given per-env values by `expand()` are replaced once by (num_envs, ...) arrays,
+which MuJoCo Warp's kernels index as field[world % field.shape[0]].
+
+Semantics follow the cpu backend (canter.sim.cpu, mujoco.batch.Batch):
+
+- step(): nstep mjw.step calls; with sensor_stage="current" the position and velocity stages and the
+  position/velocity sensors are then recomputed at the new state (mjw.fwd_position, sensor_pos,
+  fwd_velocity, sensor_vel: Batch.step(stage=mjSTAGE_VEL), i.e. mj_step1 without clearing the
+  acceleration-stage sensors, which keep the last substep's values as in C). On CUDA the substep loop
+  (and that recompute) is captured once per nstep in a CUDA graph and replayed.
+- Bad controls: as mj_fwdActuation does, an env whose ctrl holds NaN/Inf/|x| > 1e10 is stepped with
+  all its controls zero; its ctrl row keeps the values written.
+- NaN guard: MuJoCo Warp does not check the state (MuJoCo C resets an unstable simulation with a
+  warning, MuJoCo Warp lets the NaN propagate within that world). After each step, envs whose qpos or
+  qvel hold NaN, Inf or |x| > 1e10 (mju_isBad) are flagged in `nonfinite`, reset to the model
+  defaults and forwarded; one host sync per step decides whether any env needs it.
+- forward(env_ids) runs mjw.forward over every world (it does not change the state) and then restores
+  the rows of the other envs in every view handed out (sensordata and field() views), so those envs
+  keep their derived values exactly as on the cpu backend.
+- Capacity: contacts (nconmax, pooled over worlds) and constraint rows (njmax, per world) are fixed at
+  construction. Overflowing worlds drop constraints (objects sink in); MuJoCo Warp flags them in
+  Data.overflow, exposed as `overflow`, and the simulator warns once. Defaults are sized from the
+  model (see _default_capacity); SimCfg.nconmax/njmax override them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import warnings
+from collections.abc import Iterator
+
+import mujoco
+import mujoco_warp as mjw
+import numpy as np
+import torch
+import warp as wp
+
+from canter.core.errors import ConfigError
+from canter.sim.backend import Simulator
+from canter.sim.config import SimCfg
+
+# mju_isBad: MuJoCo C treats NaN and |x| > mjMAXVAL as an unstable simulation
+_MJMAXVAL = 1e10
+
+# overflow bits that mean "capacity exceeded, constraints were dropped" (not solver iteration limits)
+_CAPACITY_OVERFLOW = int(
+    mjw.OverflowType.ALL & ~(mjw.OverflowType.ITERATIONS | mjw.OverflowType.LS_ITERATIONS)
+)
+
+# MjData fields that are simulation state (mjSTATE_INTEGRATION + ctrl and applied forces): never
+# derived, so forward/set_const leave them alone
+_STATE_FIELDS = frozenset(
+    {
+        "time", "qpos", "qvel", "act", "history", "plastic", "qacc_warmstart", "ctrl",
+        "qfrc_applied", "xfrc_applied", "eq_active", "mocap_pos", "mocap_quat", "userdata",
+    }
+)  # fmt: skip
+
+# Model fields mjw.set_const writes (FIXED, KIN0 and INERT0 groups). Each is computed for
+# field.shape[0] worlds, so with per-env inputs they must be per-env too.
+_SET_CONST_OUTPUTS = (
+    "body_subtreemass", "geom_aabb", "geom_rbound", "tendon_length0", "eq_data",
+    "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0", "light_poscom0", "light_dir0",
+    "dof_invweight0", "body_invweight0", "tendon_invweight0", "actuator_acc0",
+)  # fmt: skip
+
+
+def _spec_shapes(cls: type) -> dict[str, tuple]:
+    """Declared array shapes of a mujoco_warp dataclass (Model, Option, Data), by field name."""
+    shapes = {}
+    for f in dataclasses.fields(cls):
+        shape = getattr(f.type, "shape", None)
+        if isinstance(shape, tuple) and shape:
+            shapes[f.name] = shape
+    return shapes
+
+
+_MODEL_BATCHED = frozenset(n for n, s in _spec_shapes(mjw.Model).items() if s[0] == "*")
+_OPTION_BATCHED = frozenset(n for n, s in _spec_shapes(mjw.Option).items() if s[0] == "*")
+_DATA_PER_WORLD = frozenset(n for n, s in _spec_shapes(mjw.Data).items() if s[0] == "nworld")
+
+
+def _default_capacity(model: mujoco.MjModel) -> tuple[int | None, int]:
+    """(nconmax, njmax) for a model: MuJoCo Warp's default contact pool, and enough constraint rows
+    per world for every moving geom touching the ground at once.
+
+    MuJoCo Warp's own njmax default (64 rows for a model without height fields) is too small for e.g.
+    the ant lying flat (13 geoms, up to 25 contacts of 4 pyramidal rows plus 8 joint limits = 108
+    rows). Contacts per geom against a plane: 1 for spheres/ellipsoids, 2 for capsules, 4 otherwise.
+    nconmax stays at MuJoCo Warp's default (None; 48 per world for models without height fields,
+    pooled over the worlds, so a few contacts per world on average is plenty).
+    """
+    contacts = 0
+    condim = 1
+    if not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT:
+        collidable = (model.geom_contype | model.geom_conaffinity) != 0
+        moving = model.body_weldid[model.geom_bodyid] != 0
+        per_geom = np.full(model.ngeom, 4)
+        per_geom[np.isin(model.geom_type, (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_ELLIPSOID))] = 1
+        per_geom[model.geom_type == mujoco.mjtGeom.mjGEOM_CAPSULE] = 2
+        contacts = int(per_geom[collidable & moving].sum()) + 4 * model.npair
+        dims = np.concatenate([[1], model.geom_condim[collidable], model.pair_dim])
+        condim = int(dims.max())
+    if model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL:
+        rows_per_contact = max(1, 2 * (condim - 1))
+    else:
+        rows_per_contact = condim
+    eq_rows = {int(mujoco.mjtEq.mjEQ_CONNECT): 3, int(mujoco.mjtEq.mjEQ_WELD): 6}
+    rows = (
+        contacts * rows_per_contact
+        + int(model.jnt_limited.sum())
+        + int(model.tendon_limited.sum())
+        + sum(eq_rows.get(int(t), 1) for t in model.eq_type)
+        + int((model.dof_frictionloss > 0).sum())
+        + int((model.tendon_frictionloss > 0).sum())
+    )
+    try:  # MuJoCo Warp's heuristic as a floor (private helper; fall back to its documented value)
+        from mujoco_warp._src.io import _default_njmax
+
+        floor = int(_default_njmax(model))
+    except (ImportError, AttributeError, TypeError):
+        floor = 64
+    return None, max(floor, -(-rows // 16) * 16)
+
+
+def _torch_view(array: wp.array, template: np.ndarray | None, num_envs: int) -> torch.Tensor:
+    """Zero-copy torch view of a per-world warp array, shaped (num_envs, *template.shape) when the
+    template (the MuJoCo C field) holds as many elements per world (xmat: (nbody, 9), not (nbody, 3, 3))."""
+    view = wp.to_torch(array, requires_grad=False)
+    if template is not None and view.dim() >= 1 and view.shape[0] == num_envs:
+        if int(np.prod(template.shape)) == view[0].numel() and view.is_contiguous():
+            view = view.view(num_envs, *template.shape)
+    return view
+
+
+class WarpSimulator(Simulator):
+    """mujoco_warp behind the Simulator interface; tensors are float32 on `device`.
+
+    Extra attributes: `overflow` (num_envs,) int32 bitmask of mjw.OverflowType per env, sticky until
+    the env is reset; `nconmax`, `njmax` the capacities in use; `mjw_model`, `mjw_data` the
+    underlying mujoco_warp objects.
+    """
+
+    def __init__(self, model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device):
+        if num_envs < 1:
+            raise ConfigError(f"num_envs: must be >= 1, got {num_envs}")
+        if device.type == "cuda":
+            device = torch.device("cuda", torch.cuda.current_device() if device.index is None else device.index)
+        elif device.type != "cpu":
+            raise ConfigError(f"sim.backend: 'warp' runs on cpu or cuda devices, not {device}")
+        wp.init()
+        self.model = model
+        self.cfg = cfg
+        self.num_envs = num_envs
+        self.device = device
+        self.dtype = torch.float32
+        self._wp_device = wp.get_device("cpu" if device.type == "cpu" else f"cuda:{device.index}")
+        self._stream = wp.Stream(self._wp_device) if device.type == "cuda" else None
+        self._current = cfg.sensor_stage == "current"
+        default_nconmax, default_njmax = _default_capacity(model)
+        nconmax = cfg.nconmax if cfg.nconmax is not None else default_nconmax
+        njmax = cfg.njmax if cfg.njmax is not None else default_njmax
+        with wp.ScopedDevice(self._wp_device):
+            try:
+                self.mjw_model = mjw.put_model(model)
+                self.mjw_data = mjw.make_data(model, nworld=num_envs, nconmax=nconmax, njmax=njmax)
+            except (NotImplementedError, ValueError) as err:
+                message = " ".join(str(err).split())
+                raise ConfigError(f"sim.backend: MuJoCo Warp cannot simulate this model: {message}") from err
+        # overflows are reported through `overflow` and one Python warning, not a printf per world
+        # and step from inside the kernels (which also prints solver iteration limits)
+        self.mjw_model.opt.warn_overflow = 0
+        self.nconmax = self.mjw_data.naconmax // num_envs
+        self.njmax = self.mjw_data.njmax
+        self._template = mujoco.MjData(model)
+        self._graphs: dict[int, object] = {}
+        self._fields: dict[str, torch.Tensor] = {}
+        self._expanded: dict[str, torch.Tensor] = {}  # name -> view, for expand() and set_const()
+        self._overflow_warned = False
+
+        self.qpos = self.field("qpos")
+        self.qvel = self.field("qvel")
+        self.act = self.field("act")
+        self.ctrl = self.field("ctrl")
+        self.xfrc_applied = self.field("xfrc_applied")
+        self.sensordata = self.field("sensordata")
+        self.overflow = wp.to_torch(self.mjw_data.overflow)
+        # the real-valued state of each env, as (num_envs, n) rows, for the NaN guard
+        self._state_rows = [
+            view.reshape(num_envs, -1)
+            for view in (self.field(name) for name in sorted(_STATE_FIELDS))
+            if view.is_floating_point() and view[0].numel()
+        ]
+        self.nonfinite = torch.zeros(num_envs, dtype=torch.bool, device=device)
+        self.nonfinite_total = torch.zeros((), dtype=torch.int64, device=device)
+        self.forward()  # derived fields and sensors describe the initial state (cpu: zero until a call)
+
+    # ---------------------------------------------------------------- stepping
+
+    def step(self, nstep: int = 1) -> None:
+        if nstep < 1:
+            raise ValueError(f"nstep must be >= 1, got {nstep}")
+        ctrl = None
+        if self.ctrl.shape[1]:
+            # mj_fwdActuation: a NaN/Inf/huge control zeroes all controls of that env for the step
+            ctrl = self.ctrl.clone()
+            bad_ctrl = ~self._good_rows(self.ctrl)
+            self.ctrl.masked_fill_(bad_ctrl.unsqueeze(1), 0.0)
+        with self._scope():
+            if self._stream is None:
+                self._substeps(nstep)
+            else:
+                graph = self._graphs.get(nstep)
+                if graph is None:
+                    with wp.ScopedCapture(device=self._wp_device) as capture:
+                        self._substeps(nstep)
+                    graph = self._graphs[nstep] = capture.graph
+                wp.capture_launch(graph)
+        if ctrl is not None:
+            self.ctrl.copy_(ctrl)
+        # as the cpu backend: NaN/Inf anywhere in the state, or what MuJoCo C resets for (mju_isBad
+        # qpos/qvel; bad qacc turns qvel bad after integration)
+        total = self._state_rows[0].sum(dim=1)
+        for rows in self._state_rows[1:]:
+            total = total + rows.sum(dim=1)
+        bad = ~torch.isfinite(total) | ~self._good_rows(self.qpos) | ~self._good_rows(self.qvel)
+        self.nonfinite = bad
+        self.nonfinite_total += bad.sum()
+        overflowed = (self.overflow & _CAPACITY_OVERFLOW) != 0
+        any_bad, any_overflow = torch.stack((bad.any(), overflowed.any())).tolist()  # the one host sync
+        if any_bad:
+            self.reset(bad)
+            self.forward(bad)
+        if any_overflow and not self._overflow_warned:
+            self._overflow_warned = True
+            envs = int(overflowed.sum())
+            warnings.warn(
+                f"sim: MuJoCo Warp ran out of contact/constraint capacity in {envs} of {self.num_envs} envs "
+                f"(nconmax={self.nconmax} per env pooled, njmax={self.njmax}); constraints were dropped. "
+                "Raise sim.nconmax / sim.njmax (see WarpSimulator.overflow for the mjw.OverflowType bits).",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def _substeps(self, nstep: int) -> None:
+        m, d = self.mjw_model, self.mjw_data
+        for _ in range(nstep):
+            mjw.step(m, d)
+        if self._current:
+            # Batch.step(stage=mjSTAGE_VEL): position and velocity stages at the new state. Not
+            # mjw.step1, which clears sensordata: acceleration-stage sensors keep the last substep's
+            # values, as in MuJoCo C.
+            energy = bool(m.opt.enableflags & mujoco.mjtEnableBit.mjENBL_ENERGY)
+            mjw.fwd_position(m, d)
+            mjw.sensor_pos(m, d)
+            if energy:
+                mjw.energy_pos(m, d)
+            mjw.fwd_velocity(m, d)
+            mjw.sensor_vel(m, d)
+            if energy:
+                mjw.energy_vel(m, d)
+
+    def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        mask = self._mask(env_ids)
+        with self._scope():
+            mjw.reset_data(self.mjw_model, self.mjw_data, reset=None if mask is None else wp.from_torch(mask))
+
+    def forward(self, env_ids: torch.Tensor | None = None) -> None:
+        mask = self._mask(env_ids)
+        keep = None if mask is None else ~mask
+        with self._preserve(keep, self._derived_views()), self._scope():
+            mjw.forward(self.mjw_model, self.mjw_data)
+
+    # ---------------------------------------------------------------- fields
+
+    def field(self, name: str) -> torch.Tensor:
+        view = self._fields.get(name)
+        if view is not None:
+            return view
+        array = getattr(self.mjw_data, name, None) if name in _DATA_PER_WORLD else None
+        if not isinstance(array, wp.array) or array.shape[0] != self.num_envs:
+            raise ConfigError(
+                f"sim.field: MuJoCo Warp Data has no per-env field {name!r}"
+                + (" (contacts and constraint rows are pooled, not per env)" if name.startswith(("contact", "efc")) else "")
+            )
+        template = getattr(self._template, name, None)
+        view = _torch_view(array, template if isinstance(template, np.ndarray) else None, self.num_envs)
+        self._fields[name] = view
+        return view
+
+    def expand(self, name: str) -> torch.Tensor:
+        """Per-env values of a model field, as a live (num_envs, ...) view (float32 for real fields).
+
+        Any MuJoCo Warp Model field declared with a batch dimension can be expanded ('body_mass',
+        'geom_friction', 'actuator_gainprm', 'dof_damping', ...; shapes as in MjModel), and the
+        batched options as 'opt.<name>' ('opt.gravity', 'opt.timestep', 'opt.wind', ...). MjModel
+        fields MuJoCo Warp shares between worlds (e.g. 'geom_condim', 'jnt_limited') raise ConfigError.
+        put_model derives a few feature switches from the values it is given (fluid forces when
+        density/viscosity/wind are non-zero, actuator derivatives for implicit integration): changing
+        such a value between zero and non-zero per env is not picked up.
+        """
+        view = self._expanded.get(name)
+        if view is not None:
+            return view
+        owner, attr, template = self._model_field(name)
+        array = getattr(owner, attr)
+        if array.shape[0] != self.num_envs:
+            with self._scope():
+                expanded = wp.empty((self.num_envs, *array.shape[1:]), dtype=array.dtype)
+                wp.to_torch(expanded).copy_(wp.to_torch(array).expand_as(wp.to_torch(expanded)))
+            expanded._is_batched = True  # as mjw.put_model marks batched fields
+            setattr(owner, attr, expanded)
+            array = expanded
+            self._graphs.clear()  # captured graphs hold the replaced array
+        view = _torch_view(array, template, self.num_envs)
+        self._expanded[name] = view
+        return view
+
+    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+        """mjw.set_const: recompute the constants MuJoCo derives from model fields (body_subtreemass,
+        dof_invweight0, body_invweight0, actuator_acc0, geom bounds, ...) for the given envs.
+
+        Covers the fields mjw.set_const lists (qpos0, body_mass, body_inertia, body_ipos/iquat,
+        body_pos/quat, dof_armature, actuator_gear/armature, eq_data, geom_size, cam/light poses).
+        Unlike mj_setConst it computes in float32 and skips actuator_length0 and the spring
+        group (tendon_lengthspring from qpos_spring). When any field is expanded, the derived
+        constants are expanded too; the other envs' constants and every env's state and derived
+        views are left as they were.
+        """
+        mask = self._mask(env_ids)
+        if self._expanded:
+            for name in _SET_CONST_OUTPUTS:
+                if getattr(self.mjw_model, name).size:
+                    self.expand(name)
+        outputs = [self._expanded[name] for name in _SET_CONST_OUTPUTS if name in self._expanded]
+        keep = None if mask is None else ~mask
+        all_rows = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
+        with (
+            self._preserve(keep, outputs),
+            self._preserve(all_rows, self._derived_views()),
+            self._scope(),
+        ):
+            mjw.set_const(self.mjw_model, self.mjw_data)
+
+    def get_state(self) -> dict[str, torch.Tensor]:
+        """Copies of every state field (time, qpos, qvel, act, qacc_warmstart, ctrl, applied forces,
+        mocap, eq_active, ...), of the per-env model fields ('model/<name>') and of nonfinite_total.
+
+        Stepping after set_state() repeats bitwise on Warp's CPU device. On CUDA, MuJoCo Warp
+        gathers contacts with atomics, so float32 results may differ in the last bits from run to run
+        unless mjw_model.opt.deterministic is set.
+        """
+        state = {name: self.field(name).clone() for name in sorted(_STATE_FIELDS)}
+        for name, view in sorted(self._expanded.items()):
+            state[f"model/{name}"] = view.clone()
+        state["nonfinite_total"] = self.nonfinite_total.clone()
+        return state
+
+    def set_state(self, state: dict[str, torch.Tensor]) -> None:
+        for key, value in state.items():
+            if key.startswith("model/"):
+                self.expand(key[len("model/") :]).copy_(value)
+            elif key == "nonfinite_total":
+                self.nonfinite_total.copy_(value)
+            elif key in _STATE_FIELDS:
+                self.field(key).copy_(value)
+            else:
+                raise ConfigError(f"sim.set_state: {key!r} is not a field of a warp backend state")
+        self.forward()
+
+    def model_bytes(self) -> int:
+        return sum(view.numel() * view.element_size() for view in self._expanded.values())
+
+    # ---------------------------------------------------------------- helpers
+
+    def _model_field(self, name: str) -> tuple[object, str, np.ndarray | None]:
+        """(owner object, attribute, MjModel template) of an expandable field name."""
+        if name.startswith("opt."):
+            attr = name[4:]
+            if attr in _OPTION_BATCHED:
+                template = getattr(self.model.opt, attr, None)
+                return self.mjw_model.opt, attr, None if template is None else np.asarray(template)
+        elif name in _MODEL_BATCHED:
+            template = getattr(self.model, name, None)
+            return self.mjw_model, name, template if isinstance(template, np.ndarray) else None
+        if name.startswith("opt.") or isinstance(getattr(self.model, name, None), np.ndarray):
+            reason = "MuJoCo Warp shares it between worlds"
+        else:
+            reason = "no such MjModel field (options are named 'opt.<name>')"
+        raise ConfigError(f"sim.expand: model field {name!r} cannot have per-env values: {reason}")
+
+    def _derived_views(self) -> list[torch.Tensor]:
+        return [view for name, view in self._fields.items() if name not in _STATE_FIELDS]
+
+    def _mask(self, env_ids: torch.Tensor | None) -> torch.Tensor | None:
+        """A (num_envs,) bool mask on the device from env ids or a mask; None for all envs."""
+        if env_ids is None:
+            return None
+        env_ids = torch.as_tensor(env_ids, device=self.device)
+        if env_ids.dtype == torch.bool:
+            if env_ids.shape != (self.num_envs,):
+                raise ValueError(f"an env mask must have shape ({self.num_envs},), got {tuple(env_ids.shape)}")
+            return env_ids.contiguous()
+        mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        mask[env_ids.long()] = True
+        return mask
+
+    @staticmethod
+    def _good_rows(tensor: torch.Tensor) -> torch.Tensor:
+        """Rows free of NaN, Inf and values beyond mjMAXVAL (mju_isBad); NaN compares False."""
+        return (tensor.abs() <= _MJMAXVAL).all(dim=1)
+
+    @contextlib.contextmanager
+    def _preserve(self, keep: torch.Tensor | None, views: list[torch.Tensor]) -> Iterator[None]:
+        """Restore the rows marked in `keep` of each view after the block."""
+        if keep is None or not views:
+            yield
+            return
+        saved = [view.clone() for view in views]
+        yield
+        for view, old in zip(views, saved, strict=True):
+            rows = keep.view(-1, *([1] * (view.dim() - 1)))
+            view.copy_(torch.where(rows, old, view))
+
+    @contextlib.contextmanager
+    def _scope(self) -> Iterator[None]:
+        """Run warp work on this simulator's device; on CUDA, on its own stream, ordered after the
+        torch work queued so far and before the torch work queued after."""
+        with wp.ScopedDevice(self._wp_device):
+            if self._stream is None:
+                yield
+                return
+            torch_stream = wp.stream_from_torch(torch.cuda.current_stream(self.device))
+            self._stream.wait_stream(torch_stream)
+            with wp.ScopedStream(self._stream, sync_enter=False):
+                yield
+            torch_stream.wait_stream(self._stream)
