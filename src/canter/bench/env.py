@@ -24,7 +24,15 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.tasks import REGISTRY
 
 # model fields a domain-randomized locomotion task gives per-env values
-DR_FIELDS = ("geom_friction", "body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm", "dof_damping")
+DR_FIELDS = (
+    "geom_friction",
+    "body_mass",
+    "body_inertia",
+    "body_ipos",
+    "actuator_gainprm",
+    "actuator_biasprm",
+    "dof_damping",
+)
 
 
 @dataclass(kw_only=True)
@@ -80,7 +88,9 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> dict:
             raw.step(nstep=decimation)
 
         def env_step() -> None:
-            env.step(torch.rand(cfg.num_envs, env.num_actions, generator=generator, device=env.device) * 2 - 1)
+            env.step(
+                torch.rand(cfg.num_envs, env.num_actions, generator=generator, device=env.device) * 2 - 1
+            )
 
         # warm-up; then size each repetition to about cfg.seconds
         warm = max(3, 2000 // cfg.num_envs)

@@ -30,36 +30,62 @@ class MemoryArgs:
 
 
 def _env(argv: list[str]) -> int:
-    args = tyro.cli(EnvBenchArgs, args=argv, prog="canter bench env",
-                    description="Env step FPS of a task vs raw mujoco.batch.Batch on the same model.")
+    args = tyro.cli(
+        EnvBenchArgs,
+        args=argv,
+        prog="canter bench env",
+        description="Env step FPS of a task vs raw mujoco.batch.Batch on the same model.",
+    )
     console = Console(stderr=True)
 
     def progress(rep: int, total: int, raw: float, env: float) -> None:
         console.print(f"[dim]repetition {rep}/{total}: raw {raw:,.0f} steps/s, env {env:,.0f} steps/s[/dim]")
 
-    console.print(f"[bold]bench env[/bold] task={args.task} num_envs={args.num_envs} backend={args.backend} "
-                  f"({args.repeats} x {args.seconds:.1f} s per side)")
+    console.print(
+        f"[bold]bench env[/bold] task={args.task} num_envs={args.num_envs} backend={args.backend} "
+        f"({args.repeats} x {args.seconds:.1f} s per side)"
+    )
     result = run_env_bench(args, progress=progress)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    table = Table(title=f"{result['task']}: {result['num_envs']} envs, {result['threads']} threads, "
-                  f"backend {result['backend']}, decimation {result['decimation']}", title_justify="left")
+    table = Table(
+        title=f"{result['task']}: {result['num_envs']} envs, {result['threads']} threads, "
+        f"backend {result['backend']}, decimation {result['decimation']}",
+        title_justify="left",
+    )
     for column in ("", "median steps/s", "min", "max"):
         table.add_column(column, justify="right")
-    table.add_row("raw mujoco.batch.Batch", f"{result['raw_rollout_steps_per_s']:,.0f}",
-                  f"{result['raw_rollout_steps_per_s_min']:,.0f}", f"{result['raw_rollout_steps_per_s_max']:,.0f}")
-    table.add_row("canter env (all terms)", f"{result['env_steps_per_s']:,.0f}",
-                  f"{result['env_steps_per_s_min']:,.0f}", f"{result['env_steps_per_s_max']:,.0f}")
-    table.add_row("ratio env / raw", f"{result['ratio']:.3f}", f"{result['ratio_min']:.3f}", f"{result['ratio_max']:.3f}")
+    table.add_row(
+        "raw mujoco.batch.Batch",
+        f"{result['raw_rollout_steps_per_s']:,.0f}",
+        f"{result['raw_rollout_steps_per_s_min']:,.0f}",
+        f"{result['raw_rollout_steps_per_s_max']:,.0f}",
+    )
+    table.add_row(
+        "canter env (all terms)",
+        f"{result['env_steps_per_s']:,.0f}",
+        f"{result['env_steps_per_s_min']:,.0f}",
+        f"{result['env_steps_per_s_max']:,.0f}",
+    )
+    table.add_row(
+        "ratio env / raw",
+        f"{result['ratio']:.3f}",
+        f"{result['ratio_min']:.3f}",
+        f"{result['ratio_max']:.3f}",
+    )
     Console().print(table)
     print(f"model: {result['model_path']}  cpu: {result['cpu']}  commit: {result['commit']}")
     return 0
 
 
 def _memory(argv: list[str]) -> int:
-    args = tyro.cli(MemoryArgs, args=argv, prog="canter bench memory",
-                    description="Bytes of per-env model fields with the usual randomized fields expanded.")
+    args = tyro.cli(
+        MemoryArgs,
+        args=argv,
+        prog="canter bench memory",
+        description="Bytes of per-env model fields with the usual randomized fields expanded.",
+    )
     cfg = REGISTRY.get(args.task).env_cfg()
     model = load_model(args.model or cfg.model_path, cfg.spec_edits)
     results = [measure_dr_memory(model, n) for n in args.num_envs]

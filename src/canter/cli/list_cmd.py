@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import tyro
 from rich.console import Console
@@ -54,8 +54,13 @@ def main(argv: list[str]) -> int:
     for row in rows:
         obs = ", ".join(f"{k}: {v}" for k, v in row["observation_sizes"].items())  # type: ignore[union-attr]
         table.add_row(
-            str(row["name"]), Path(str(row["model_path"])).name, obs, str(row["action_size"]),
-            str(row["default_num_envs"]), str(row["control_hz"]), str(row["description"]),
+            str(row["name"]),
+            Path(str(row["model_path"])).name,
+            obs,
+            str(row["action_size"]),
+            str(row["default_num_envs"]),
+            str(row["control_hz"]),
+            str(row["description"]),
         )
     Console().print(table)
     return 0

@@ -11,6 +11,9 @@ import os
 import sys
 from collections.abc import Callable
 
+# offscreen rendering (canter play --video) needs the GL platform chosen before mujoco is imported
+os.environ.setdefault("MUJOCO_GL", "egl")
+
 from canter.core.errors import CanterError
 
 USAGE = """usage: canter <command> [options]
@@ -33,7 +36,9 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
     try:
         from canter.cli import train_cmd
 
-        commands.update({"train": train_cmd.train_main, "play": train_cmd.play_main, "eval": train_cmd.eval_main})
+        commands.update(
+            {"train": train_cmd.train_main, "play": train_cmd.play_main, "eval": train_cmd.eval_main}
+        )
     except ImportError:  # pragma: no cover - training stack not installed
         pass
     return commands
@@ -65,6 +70,9 @@ def entrypoint() -> None:
         if os.environ.get("CANTER_DEBUG"):
             raise
         message = " ".join(str(err).split())
-        print(f"canter: internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(
+            f"canter: internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         code = 1
     sys.exit(code)

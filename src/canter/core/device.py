@@ -30,7 +30,7 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-class torch_threads:  # noqa: N801 - used like a function: `with torch_threads(1): ...`
+class torch_threads:
     """Temporarily set torch's intra-op thread count.
 
     While MuJoCo's batch thread pool steps the physics, torch's OpenMP workers spin-wait after each

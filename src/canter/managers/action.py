@@ -35,12 +35,16 @@ class ActionTermCfg:
             raise ConfigError(f"actions.clip: low must be < high, got {self.clip}")
 
 
-def joint_effort_action(*names: str, scale: float = 1.0, clip: tuple[float, float] | None = None) -> ActionTermCfg:
+def joint_effort_action(
+    *names: str, scale: float = 1.0, clip: tuple[float, float] | None = None
+) -> ActionTermCfg:
     """Torque/force motors driven directly by the scaled action."""
     return ActionTermCfg(actuators=actuators(*names), scale=scale, offset="zero", clip=clip)
 
 
-def joint_position_action(*names: str, scale: float = 0.25, clip: tuple[float, float] | None = None) -> ActionTermCfg:
+def joint_position_action(
+    *names: str, scale: float = 0.25, clip: tuple[float, float] | None = None
+) -> ActionTermCfg:
     """Position actuators (PD inside MuJoCo at physics rate) targeting default pose + scale * action."""
     return ActionTermCfg(actuators=actuators(*names), scale=scale, offset="default_joint_pos", clip=clip)
 
@@ -91,12 +95,16 @@ class ActionManager:
         self.prev_action = torch.zeros_like(self.action)
         self.nonfinite_actions = torch.zeros((), dtype=torch.int64, device=env.device)
         rows = [(t.name, t.action_dim, f"{t.cfg.offset} + {t.cfg.scale} * a") for t in self.terms]
-        print_table(console, f"Active Action Terms (shape: {self.action_dim})", ("Name", "Dimension", "ctrl"), rows)
+        print_table(
+            console, f"Active Action Terms (shape: {self.action_dim})", ("Name", "Dimension", "ctrl"), rows
+        )
 
     def process_action(self, actions: torch.Tensor) -> None:
         """Store the new action; non-finite entries (a diverged policy) become 0 and are counted."""
         if actions.shape != self.action.shape:
-            raise ConfigError(f"actions: expected shape {tuple(self.action.shape)}, got {tuple(actions.shape)}")
+            raise ConfigError(
+                f"actions: expected shape {tuple(self.action.shape)}, got {tuple(actions.shape)}"
+            )
         finite = torch.isfinite(actions)
         self.nonfinite_actions += (~finite).any(dim=1).sum()
         self.prev_action.copy_(self.action)

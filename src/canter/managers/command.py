@@ -4,7 +4,7 @@ after a random time, and on reset. A command term is a class with a config datac
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
@@ -27,7 +27,9 @@ class CommandTermCfg:
     def __post_init__(self) -> None:
         low, high = self.resampling_time_range
         if not 0 < low <= high:
-            raise ConfigError(f"commands.resampling_time_range: need 0 < low <= high, got {self.resampling_time_range}")
+            raise ConfigError(
+                f"commands.resampling_time_range: need 0 < low <= high, got {self.resampling_time_range}"
+            )
 
 
 class CommandTerm:
@@ -114,7 +116,9 @@ class UniformVelocityCommand(CommandTerm):
         self.heading_target[env_ids] = self._uniform(cfg.heading, count)
         heading = self._uniform((0.0, 1.0), count) < cfg.rel_heading_envs
         self.is_heading_env[env_ids] = heading & cfg.heading_command
-        self.is_standing_env[env_ids] = self._uniform((0.0, 1.0), count) < cfg.rel_standing_envs
+        standing = self._uniform((0.0, 1.0), count) < cfg.rel_standing_envs
+        self.is_standing_env[env_ids] = standing
+        self.vel_command[env_ids] = torch.where(standing[:, None], 0.0, self.vel_command[env_ids])
 
     def _update(self, dt: float) -> None:
         if self.cfg.heading_command:

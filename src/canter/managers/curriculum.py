@@ -24,7 +24,9 @@ class CurriculumTermCfg(TermCfg):
 class CurriculumManager:
     def __init__(self, cfg: dict[str, CurriculumTermCfg], env: ManagerBasedRLEnv, console: Console | None):
         self.env = env
-        self.terms = {name: build_term("curriculum", name, term, env, leading=2) for name, term in cfg.items()}
+        self.terms = {
+            name: build_term("curriculum", name, term, env, leading=2) for name, term in cfg.items()
+        }
         self.state: dict[str, torch.Tensor] = {}
         print_table(console, "Active Curriculum Terms", ("Name",), [(name,) for name in self.terms])
 

@@ -30,9 +30,10 @@ class EventTermCfg(TermCfg):
     def __post_init__(self) -> None:
         if self.mode not in ("startup", "reset", "interval"):
             raise ConfigError(f"event mode: {self.mode!r} is not one of startup, reset, interval")
-        if self.mode == "interval":
-            if self.interval_range_s is None or not 0 < self.interval_range_s[0] <= self.interval_range_s[1]:
-                raise ConfigError(f"event interval_range_s: need 0 < low <= high, got {self.interval_range_s}")
+        if self.mode == "interval" and (
+            self.interval_range_s is None or not 0 < self.interval_range_s[0] <= self.interval_range_s[1]
+        ):
+            raise ConfigError(f"event interval_range_s: need 0 < low <= high, got {self.interval_range_s}")
 
 
 class EventManager:

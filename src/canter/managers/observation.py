@@ -84,11 +84,15 @@ class ObservationManager:
                     )
                 term = _Term(name, term_cfg, func, params, int(value.shape[1]))
                 if term_cfg.history_length > 0:
-                    term.history = torch.zeros(env.num_envs, term_cfg.history_length, term.dim, device=env.device)
+                    term.history = torch.zeros(
+                        env.num_envs, term_cfg.history_length, term.dim, device=env.device
+                    )
                 terms.append(term)
             self.groups[group_name] = terms
             self.group_dims[group_name] = sum(t.dim * max(1, t.cfg.history_length) for t in terms)
-            rows = [(t.name, (t.dim * max(1, t.cfg.history_length),), _describe_noise(t.cfg.noise)) for t in terms]
+            rows = [
+                (t.name, (t.dim * max(1, t.cfg.history_length),), _describe_noise(t.cfg.noise)) for t in terms
+            ]
             print_table(
                 console,
                 f"Active Observation Terms in Group: '{group_name}' (shape: ({self.group_dims[group_name]},))",
@@ -126,7 +130,9 @@ class ObservationManager:
         generator = self.env.generator
         if noise.kind == "gaussian":
             return noise.std * torch.randn(like.shape, generator=generator, device=like.device)
-        return noise.low + (noise.high - noise.low) * torch.rand(like.shape, generator=generator, device=like.device)
+        return noise.low + (noise.high - noise.low) * torch.rand(
+            like.shape, generator=generator, device=like.device
+        )
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self._fresh[env_ids] = True

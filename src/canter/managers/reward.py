@@ -36,7 +36,9 @@ class RewardManager:
         self.episode_sums = torch.zeros(len(self.names), n, device=env.device)
         # the latest weighted per-step value of each term, (num_terms, num_envs)
         self.step_values = torch.zeros(len(self.names), n, device=env.device)
-        print_table(console, "Active Reward Terms", ("Name", "Weight"), [(k, v) for k, v in self.weights.items()])
+        print_table(
+            console, "Active Reward Terms", ("Name", "Weight"), [(k, v) for k, v in self.weights.items()]
+        )
 
     def compute(self, dt: float) -> torch.Tensor:
         """(num_envs,) float32 reward of this env step."""

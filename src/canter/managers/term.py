@@ -97,7 +97,9 @@ def _describe(func: Callable[..., Any]) -> str:
     return getattr(func, "__name__", type(func).__name__)
 
 
-def print_table(console: Console | None, title: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+def print_table(
+    console: Console | None, title: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
+) -> None:
     """Print the active terms of a manager as a table (Isaac Lab-style start-up listing)."""
     if console is None:
         return

@@ -33,7 +33,12 @@ class TerminationManager:
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.truncated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.term_dones = torch.zeros(len(self.names), n, dtype=torch.bool, device=env.device)
-        print_table(console, "Active Termination Terms", ("Name", "Time Out"), list(zip(self.names, self.time_out, strict=True)))
+        print_table(
+            console,
+            "Active Termination Terms",
+            ("Name", "Time Out"),
+            list(zip(self.names, self.time_out, strict=True)),
+        )
 
     def compute(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(terminated, truncated), each (num_envs,) bool. An env both terminated and timed out

@@ -79,7 +79,9 @@ class PolicyCfg:
         for field in ("actor_obs_groups", "critic_obs_groups"):
             groups = tuple(getattr(self, field))
             if not groups or len(set(groups)) != len(groups):
-                raise ConfigError(f"policy.{field}: must be a non-empty tuple of distinct names, got {groups}")
+                raise ConfigError(
+                    f"policy.{field}: must be a non-empty tuple of distinct names, got {groups}"
+                )
             setattr(self, field, groups)
 
 

@@ -54,4 +54,3 @@ def adaptive_learning_rate(
     too_close = (kl < 0.5 * desired_kl) & (kl > 0.0)
     factor = torch.where(too_far, 1.0 / 1.5, torch.where(too_close, 1.5, 1.0))
     return (learning_rate * factor).clamp(min_learning_rate, max_learning_rate)
-

@@ -208,6 +208,9 @@ class ActorCritic(nn.Module):
         """(actor, critic) recurrent states; None for a feed-forward policy."""
         return None
 
+    def set_hidden_states(self, actor_state: HiddenState, critic_state: HiddenState) -> None:
+        """Restores states returned by `hidden_states` (e.g. from a checkpoint). Stateless here."""
+
     # --- training interface ---------------------------------------------------------------------------
 
     def forward_train(

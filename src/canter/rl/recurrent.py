@@ -170,6 +170,13 @@ class ActorCriticRecurrent(ActorCritic):
             return None
         return self._actor_state, self._critic_state
 
+    def set_hidden_states(self, actor_state: HiddenState, critic_state: HiddenState) -> None:
+        """Restores (actor, critic) states returned by `hidden_states` (e.g. from a checkpoint),
+        copied onto the policy's device."""
+        device = next(self.parameters()).device
+        self._actor_state = tuple(s.to(device).clone() for s in actor_state)
+        self._critic_state = tuple(s.to(device).clone() for s in critic_state)
+
     # --- training interface ---------------------------------------------------------------------------
 
     def forward_train(

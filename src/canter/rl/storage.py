@@ -8,7 +8,7 @@ and episode flags after the env stepped and advances the step counter. Nothing h
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 import torch
@@ -103,7 +103,9 @@ class RolloutStorage:
         self.action_std[t].copy_(action_std)
         self.values[t].copy_(values)
 
-    def store_env_step(self, *, rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor) -> None:
+    def store_env_step(
+        self, *, rewards: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor
+    ) -> None:
         """Copies the env's answer to the current step's action and advances to the next step."""
         t = self.step
         self.rewards[t].copy_(rewards)
@@ -181,15 +183,10 @@ class RolloutStorage:
         batch_size = self.num_transitions_per_env * self.num_envs
         if num_mini_batches > batch_size:
             raise ValueError(f"num_mini_batches={num_mini_batches} exceeds the {batch_size} transitions")
-        flat = self._flat_buffers()
-        flat_observations = {g: o.flatten(0, 1) for g, o in self.observations.items()}
         for _ in range(num_epochs):
             permutation = torch.randperm(batch_size, generator=generator, device=self.device)
             for indices in permutation.tensor_split(num_mini_batches):
-                yield MiniBatch(
-                    {g: o[indices] for g, o in flat_observations.items()},
-                    *(buffer[indices] for buffer in flat),
-                )
+                yield self._gather(lambda buffer, i=indices: buffer.flatten(0, 1)[i], flatten=False)
 
     def recurrent_mini_batch_generator(
         self, num_mini_batches: int, num_epochs: int, generator: torch.Generator
@@ -198,36 +195,40 @@ class RolloutStorage:
         num_mini_batches groups; a minibatch holds the full T-step rollout of its envs, their
         episode_starts and their recurrent states at the rollout start."""
         if self.initial_actor_state is None or self.initial_critic_state is None:
-            raise RuntimeError("recurrent minibatches need store_initial_hidden_states() at the rollout start")
+            raise RuntimeError(
+                "recurrent minibatches need store_initial_hidden_states() at the rollout start"
+            )
         if num_mini_batches > self.num_envs:
             raise ValueError(f"num_mini_batches={num_mini_batches} exceeds num_envs={self.num_envs}")
         dones = self.dones
         episode_starts = torch.zeros_like(dones)
         # the state is zeroed before step t when the episode ended at step t-1
         episode_starts[1:] = dones[:-1]
-        buffers = self._time_major_buffers()
         for _ in range(num_epochs):
             permutation = torch.randperm(self.num_envs, generator=generator, device=self.device)
             for envs in permutation.tensor_split(num_mini_batches):
-                yield MiniBatch(
-                    {g: o[:, envs] for g, o in self.observations.items()},
-                    *(buffer[:, envs].flatten(0, 1) for buffer in buffers),
+                batch = self._gather(lambda buffer, e=envs: buffer[:, e], flatten=True)
+                yield batch._replace(
                     episode_starts=episode_starts[:, envs],
                     actor_state=tuple(s[:, envs] for s in self.initial_actor_state),
                     critic_state=tuple(s[:, envs] for s in self.initial_critic_state),
                 )
 
-    def _time_major_buffers(self) -> tuple[torch.Tensor, ...]:
-        """The per-transition buffers in MiniBatch field order (after observations)."""
-        return (
-            self.actions,
-            self.log_probs,
-            self.action_mean,
-            self.action_std,
-            self.values,
-            self.returns,
-            self.advantages,
-        )
+    def _gather(self, select: Callable[[torch.Tensor], torch.Tensor], flatten: bool) -> MiniBatch:
+        """A MiniBatch of select(buffer) for every (T, N, ...) buffer; flatten: (T, n) -> T·n for all
+        but the observations (recurrent minibatches keep those as sequences)."""
 
-    def _flat_buffers(self) -> tuple[torch.Tensor, ...]:
-        return tuple(buffer.flatten(0, 1) for buffer in self._time_major_buffers())
+        def take(buffer: torch.Tensor) -> torch.Tensor:
+            selected = select(buffer)
+            return selected.flatten(0, 1) if flatten else selected
+
+        return MiniBatch(
+            observations={group: select(buffer) for group, buffer in self.observations.items()},
+            actions=take(self.actions),
+            old_log_prob=take(self.log_probs),
+            old_mean=take(self.action_mean),
+            old_std=take(self.action_std),
+            old_values=take(self.values),
+            returns=take(self.returns),
+            advantages=take(self.advantages),
+        )

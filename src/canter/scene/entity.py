@@ -74,8 +74,12 @@ class Resolved:
         self.ids = torch.tensor(ids, dtype=torch.long, device=device)
         self.count = len(ids)
         if kind == "joint":
-            self.qpos_adr = torch.tensor([int(model.jnt_qposadr[scene.joint_ids[i]]) for i in ids], device=device)
-            self.dof_adr = torch.tensor([int(model.jnt_dofadr[scene.joint_ids[i]]) for i in ids], device=device)
+            self.qpos_adr = torch.tensor(
+                [int(model.jnt_qposadr[scene.joint_ids[i]]) for i in ids], device=device
+            )
+            self.dof_adr = torch.tensor(
+                [int(model.jnt_dofadr[scene.joint_ids[i]]) for i in ids], device=device
+            )
             self.model_ids = torch.tensor([scene.joint_ids[i] for i in ids], dtype=torch.long, device=device)
         if kind == "sensor":
             adr: list[int] = []

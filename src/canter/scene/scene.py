@@ -46,13 +46,17 @@ class Scene:
         self.joint_dof_adr = dof_adr.to(self.device)
         self.default_joint_pos = torch.as_tensor(model.qpos0, dtype=dtype)[qpos_adr].to(self.device)
         self.joint_limits = torch.as_tensor(model.jnt_range[self.joint_ids], dtype=dtype).to(self.device)
-        self.joint_limited = torch.as_tensor(model.jnt_limited[self.joint_ids], dtype=torch.bool).to(self.device)
+        self.joint_limited = torch.as_tensor(model.jnt_limited[self.joint_ids], dtype=torch.bool).to(
+            self.device
+        )
         # column of the joint arrays driven by each actuator (joint transmissions; -1 otherwise)
         column = {j: c for c, j in enumerate(self.joint_ids)}
         self.actuator_joint_cols = torch.tensor(
             [column.get(int(model.actuator_trnid[a, 0]), -1) for a in range(model.nu)], dtype=torch.long
         ).to(self.device)
-        self.gravity_dir_w = torch.tensor(_GRAVITY_DIR, dtype=dtype, device=self.device).expand(self.num_envs, 3)
+        self.gravity_dir_w = torch.tensor(_GRAVITY_DIR, dtype=dtype, device=self.device).expand(
+            self.num_envs, 3
+        )
         self._cache: dict[str, torch.Tensor] = {}
         # joints stored contiguously (the usual case) are read as zero-copy slices
         self._qpos_slice = _as_slice(qpos_adr.tolist())
@@ -127,7 +131,9 @@ class Scene:
     @property
     def root_lin_vel_b(self) -> torch.Tensor:
         """(num_envs, 3) root linear velocity in the body frame, m/s."""
-        return self._cached("root_lin_vel_b", lambda: quat_rotate_inverse(self.root_quat_w, self.root_lin_vel_w))
+        return self._cached(
+            "root_lin_vel_b", lambda: quat_rotate_inverse(self.root_quat_w, self.root_lin_vel_w)
+        )
 
     @property
     def projected_gravity_b(self) -> torch.Tensor:

@@ -92,9 +92,7 @@ class Simulator(ABC):
         return ok
 
 
-def make_simulator(
-    model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device
-) -> Simulator:
+def make_simulator(model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device) -> Simulator:
     """Build the backend named by cfg.backend."""
     if cfg.backend == "cpu":
         from canter.sim.cpu import CpuSimulator

@@ -46,7 +46,9 @@ class CpuSimulator(Simulator):
         self.dtype = torch.float64
         self.num_threads = cfg.num_threads or available_cores()
         self.batch = Batch(model, num_envs, nthread=self.num_threads, persistent=False)
-        self._stage = int(mujoco.mjtStage.mjSTAGE_VEL if cfg.sensor_stage == "current" else mujoco.mjtStage.mjSTAGE_NONE)
+        self._stage = int(
+            mujoco.mjtStage.mjSTAGE_VEL if cfg.sensor_stage == "current" else mujoco.mjtStage.mjSTAGE_NONE
+        )
         self.qpos = _view(self.batch.bind("qpos"))
         self.qvel = _view(self.batch.bind("qvel"))
         self.act = _view(self.batch.bind("act"))

@@ -103,7 +103,9 @@ def _default_capacity(model: mujoco.MjModel) -> tuple[int | None, int]:
         collidable = (model.geom_contype | model.geom_conaffinity) != 0
         moving = model.body_weldid[model.geom_bodyid] != 0
         per_geom = np.full(model.ngeom, 4)
-        per_geom[np.isin(model.geom_type, (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_ELLIPSOID))] = 1
+        per_geom[
+            np.isin(model.geom_type, (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_ELLIPSOID))
+        ] = 1
         per_geom[model.geom_type == mujoco.mjtGeom.mjGEOM_CAPSULE] = 2
         contacts = int(per_geom[collidable & moving].sum()) + 4 * model.npair
         dims = np.concatenate([[1], model.geom_condim[collidable], model.pair_dim])
@@ -134,9 +136,14 @@ def _torch_view(array: wp.array, template: np.ndarray | None, num_envs: int) -> 
     """Zero-copy torch view of a per-world warp array, shaped (num_envs, *template.shape) when the
     template (the MuJoCo C field) holds as many elements per world (xmat: (nbody, 9), not (nbody, 3, 3))."""
     view = wp.to_torch(array, requires_grad=False)
-    if template is not None and view.dim() >= 1 and view.shape[0] == num_envs:
-        if int(np.prod(template.shape)) == view[0].numel() and view.is_contiguous():
-            view = view.view(num_envs, *template.shape)
+    if (
+        template is not None
+        and view.dim() >= 1
+        and view.shape[0] == num_envs
+        and int(np.prod(template.shape)) == view[0].numel()
+        and view.is_contiguous()
+    ):
+        view = view.view(num_envs, *template.shape)
     return view
 
 
@@ -152,7 +159,9 @@ class WarpSimulator(Simulator):
         if num_envs < 1:
             raise ConfigError(f"num_envs: must be >= 1, got {num_envs}")
         if device.type == "cuda":
-            device = torch.device("cuda", torch.cuda.current_device() if device.index is None else device.index)
+            device = torch.device(
+                "cuda", torch.cuda.current_device() if device.index is None else device.index
+            )
         elif device.type != "cpu":
             raise ConfigError(f"sim.backend: 'warp' runs on cpu or cuda devices, not {device}")
         wp.init()
@@ -180,10 +189,15 @@ class WarpSimulator(Simulator):
         self.nconmax = self.mjw_data.naconmax // num_envs
         self.njmax = self.mjw_data.njmax
         self._template = mujoco.MjData(model)
-        self._graphs: dict[int, object] = {}
+        self._graphs: dict[tuple, object] = {}
         self._fields: dict[str, torch.Tensor] = {}
         self._expanded: dict[str, torch.Tensor] = {}  # name -> view, for expand() and set_const()
         self._overflow_warned = False
+        # the per-world reset mask mjw.reset_data reads: one persistent array, so that the reset can
+        # be a CUDA graph (reset_data builds its kernels on every call: ~15 ms of Python otherwise)
+        with wp.ScopedDevice(self._wp_device):
+            self._reset_mask_wp = wp.zeros(num_envs, dtype=bool)
+        self._reset_mask = wp.to_torch(self._reset_mask_wp)
 
         self.qpos = self.field("qpos")
         self.qvel = self.field("qvel")
@@ -213,16 +227,7 @@ class WarpSimulator(Simulator):
             ctrl = self.ctrl.clone()
             bad_ctrl = ~self._good_rows(self.ctrl)
             self.ctrl.masked_fill_(bad_ctrl.unsqueeze(1), 0.0)
-        with self._scope():
-            if self._stream is None:
-                self._substeps(nstep)
-            else:
-                graph = self._graphs.get(nstep)
-                if graph is None:
-                    with wp.ScopedCapture(device=self._wp_device) as capture:
-                        self._substeps(nstep)
-                    graph = self._graphs[nstep] = capture.graph
-                wp.capture_launch(graph)
+        self._run(("step", nstep), lambda: self._substeps(nstep))
         if ctrl is not None:
             self.ctrl.copy_(ctrl)
         # as the cpu backend: NaN/Inf anywhere in the state, or what MuJoCo C resets for (mju_isBad
@@ -268,15 +273,22 @@ class WarpSimulator(Simulator):
                 mjw.energy_vel(m, d)
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        """mjw.reset_data with a per-world mask: qpos0, zero velocities, activations, warm starts,
+        controls, applied forces, userdata and time, mocap poses from the model, eq_active0."""
         mask = self._mask(env_ids)
-        with self._scope():
-            mjw.reset_data(self.mjw_model, self.mjw_data, reset=None if mask is None else wp.from_torch(mask))
+        if mask is None:
+            self._reset_mask.fill_(True)
+        else:
+            self._reset_mask.copy_(mask)
+        self._run(
+            ("reset",), lambda: mjw.reset_data(self.mjw_model, self.mjw_data, reset=self._reset_mask_wp)
+        )
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
         mask = self._mask(env_ids)
         keep = None if mask is None else ~mask
-        with self._preserve(keep, self._derived_views()), self._scope():
-            mjw.forward(self.mjw_model, self.mjw_data)
+        with self._preserve(keep, self._derived_views()):
+            self._run(("forward",), lambda: mjw.forward(self.mjw_model, self.mjw_data))
 
     # ---------------------------------------------------------------- fields
 
@@ -288,7 +300,11 @@ class WarpSimulator(Simulator):
         if not isinstance(array, wp.array) or array.shape[0] != self.num_envs:
             raise ConfigError(
                 f"sim.field: MuJoCo Warp Data has no per-env field {name!r}"
-                + (" (contacts and constraint rows are pooled, not per env)" if name.startswith(("contact", "efc")) else "")
+                + (
+                    " (contacts and constraint rows are pooled, not per env)"
+                    if name.startswith(("contact", "efc"))
+                    else ""
+                )
             )
         template = getattr(self._template, name, None)
         view = _torch_view(array, template if isinstance(template, np.ndarray) else None, self.num_envs)
@@ -390,7 +406,11 @@ class WarpSimulator(Simulator):
         elif name in _MODEL_BATCHED:
             template = getattr(self.model, name, None)
             return self.mjw_model, name, template if isinstance(template, np.ndarray) else None
-        if name.startswith("opt.") or isinstance(getattr(self.model, name, None), np.ndarray):
+        if (
+            hasattr(self.model.opt, name[4:])
+            if name.startswith("opt.")
+            else isinstance(getattr(self.model, name, None), np.ndarray)
+        ):
             reason = "MuJoCo Warp shares it between worlds"
         else:
             reason = "no such MjModel field (options are named 'opt.<name>')"
@@ -406,7 +426,9 @@ class WarpSimulator(Simulator):
         env_ids = torch.as_tensor(env_ids, device=self.device)
         if env_ids.dtype == torch.bool:
             if env_ids.shape != (self.num_envs,):
-                raise ValueError(f"an env mask must have shape ({self.num_envs},), got {tuple(env_ids.shape)}")
+                raise ValueError(
+                    f"an env mask must have shape ({self.num_envs},), got {tuple(env_ids.shape)}"
+                )
             return env_ids.contiguous()
         mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
         mask[env_ids.long()] = True
@@ -428,6 +450,20 @@ class WarpSimulator(Simulator):
         for view, old in zip(views, saved, strict=True):
             rows = keep.view(-1, *([1] * (view.dim() - 1)))
             view.copy_(torch.where(rows, old, view))
+
+    def _run(self, key: tuple, work) -> None:
+        """Run warp work; on CUDA capture it as a CUDA graph on first use (per key) and replay it.
+        Graphs hold array addresses, so they are dropped when expand() replaces a model array."""
+        with self._scope():
+            if self._stream is None:
+                work()
+                return
+            graph = self._graphs.get(key)
+            if graph is None:
+                with wp.ScopedCapture(device=self._wp_device) as capture:
+                    work()
+                graph = self._graphs[key] = capture.graph
+            wp.capture_launch(graph)
 
     @contextlib.contextmanager
     def _scope(self) -> Iterator[None]:

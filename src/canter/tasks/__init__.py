@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from canter.core.registry import Registry, TaskSpec
+from canter.tasks.ant.agent_cfg import ant_agent_cfg
 from canter.tasks.ant.env_cfg import ant_env_cfg
+from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
 
 REGISTRY = Registry(
@@ -12,12 +14,14 @@ REGISTRY = Registry(
             name="cartpole",
             description="Balance a pole on a cart (our MJCF); 4 observations, 1 action.",
             env_cfg=cartpole_env_cfg,
+            agent_cfg=cartpole_agent_cfg,
             max_return=EPISODE_LENGTH_S * ALIVE_WEIGHT,
         ),
         TaskSpec(
             name="ant",
             description="A four-legged ant runs forward (our MJCF; --model accepts any ant-like MJCF).",
             env_cfg=ant_env_cfg,
+            agent_cfg=ant_agent_cfg,
         ),
     ]
 )

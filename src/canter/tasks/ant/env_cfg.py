@@ -67,8 +67,8 @@ def ant_env_cfg() -> EnvCfg:
         },
         terminations={
             "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
-            "torso_height": TerminationTermCfg(func=mdp.root_height_below_minimum, params={"minimum_height": 0.26}),
+            "torso_height": TerminationTermCfg(
+                func=mdp.root_height_below_minimum, params={"minimum_height": 0.26}
+            ),
         },
     )
-
-

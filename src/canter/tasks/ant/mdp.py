@@ -28,7 +28,9 @@ def heading_proj(env: ManagerBasedRLEnv) -> torch.Tensor:
     scene = env.scene
     forward = quat_rotate(scene.root_quat_w, _axis(env, 0))[:, :2]
     to_target = _to_target_w(env)
-    cos = torch.sum(forward * to_target, dim=1) / (forward.norm(dim=1) * to_target.norm(dim=1)).clamp_min(1e-6)
+    cos = torch.sum(forward * to_target, dim=1) / (forward.norm(dim=1) * to_target.norm(dim=1)).clamp_min(
+        1e-6
+    )
     return cos.unsqueeze(1)
 
 
@@ -98,4 +100,9 @@ def add_foot_touch_sensors(spec: mujoco.MjSpec) -> None:
             pos, radius = np.asarray(geom.pos, dtype=float), 1.5 * float(np.max(geom.size))
         name = body.name or f"body{len(spec.sites)}"
         site = body.add_site(name=f"{name}_touch_site", pos=pos, size=[radius, 0, 0])
-        spec.add_sensor(name=f"{name}_touch", type=mujoco.mjtSensor.mjSENS_TOUCH, objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
+        spec.add_sensor(
+            name=f"{name}_touch",
+            type=mujoco.mjtSensor.mjSENS_TOUCH,
+            objtype=mujoco.mjtObj.mjOBJ_SITE,
+            objname=site.name,
+        )

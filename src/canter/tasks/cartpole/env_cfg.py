@@ -40,7 +40,11 @@ def cartpole_env_cfg() -> EnvCfg:
             "reset_cart": EventTermCfg(
                 func=mdp.reset_joints_by_offset,
                 mode="reset",
-                params={"joints": joints("slider"), "position_range": (-1.0, 1.0), "velocity_range": (-0.5, 0.5)},
+                params={
+                    "joints": joints("slider"),
+                    "position_range": (-1.0, 1.0),
+                    "velocity_range": (-0.5, 0.5),
+                },
             ),
             "reset_pole": EventTermCfg(
                 func=mdp.reset_joints_by_offset,
@@ -58,13 +62,18 @@ def cartpole_env_cfg() -> EnvCfg:
             "pole_pos": RewardTermCfg(
                 func=mdp.joint_pos_target_l2, weight=-1.0, params={"joints": joints("hinge"), "target": 0.0}
             ),
-            "cart_vel": RewardTermCfg(func=mdp.joint_vel_l1, weight=-0.01, params={"joints": joints("slider")}),
-            "pole_vel": RewardTermCfg(func=mdp.joint_vel_l1, weight=-0.005, params={"joints": joints("hinge")}),
+            "cart_vel": RewardTermCfg(
+                func=mdp.joint_vel_l1, weight=-0.01, params={"joints": joints("slider")}
+            ),
+            "pole_vel": RewardTermCfg(
+                func=mdp.joint_vel_l1, weight=-0.005, params={"joints": joints("hinge")}
+            ),
         },
         terminations={
             "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
             "cart_out_of_bounds": TerminationTermCfg(
-                func=mdp.joint_pos_out_of_manual_limit, params={"joints": joints("slider"), "bounds": (-3.0, 3.0)}
+                func=mdp.joint_pos_out_of_manual_limit,
+                params={"joints": joints("slider"), "bounds": (-3.0, 3.0)},
             ),
         },
     )

@@ -1,0 +1,201 @@
+"""`canter train`, `canter play` and `canter eval`."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import tyro
+from rich.console import Console
+
+from canter.cli.session import (
+    COMMAND_FILE,
+    TrainArgs,
+    make_env,
+    new_run_dir,
+    parse_train_args,
+    read_command,
+    strip_flags,
+    write_run_files,
+)
+from canter.core.device import torch_threads
+from canter.core.errors import CanterError
+from canter.rl.checkpoint import load_checkpoint
+from canter.rl.logger import Logger
+from canter.rl.runner import CHECKPOINT, OnPolicyRunner
+from canter.tasks import REGISTRY
+
+TRAIN_USAGE = """usage: canter train TASK [--num-envs N] [--device cpu|cuda] [--backend cpu|warp] [--seed S]
+                    [--max-iterations K] [--max-time SECONDS] [--run-dir DIR] [--algo ppo|a2c]
+                    [--model MJCF] [--env.FIELD VALUE ...] [--agent.FIELD VALUE ...]
+       canter train --resume RUN_DIR [--max-iterations K] [--max-time SECONDS]
+tasks: {tasks}.  `canter train TASK --help` lists every field of that task's configs."""
+
+
+def _resume_argv(argv: list[str]) -> tuple[str, list[str], Path]:
+    """Task and arguments of the run being resumed, with this call's budget flags on top."""
+    index = next(i for i, a in enumerate(argv) if a.split("=", 1)[0] == "--resume")
+    token = argv[index]
+    if "=" in token:
+        run_dir = Path(token.split("=", 1)[1])
+    elif index + 1 < len(argv):
+        run_dir = Path(argv[index + 1])
+    else:
+        raise CanterError("--resume needs a run directory")
+    task, saved = read_command(run_dir)
+    if argv and not argv[0].startswith("-") and argv[0] != task:
+        raise CanterError(f"{run_dir} is a {task!r} run, not {argv[0]!r}")
+    budget_flags = ("--max-iterations", "--max-time")
+    rest = argv[1:] if argv and not argv[0].startswith("-") else argv
+    budget = [a for a in strip_flags(rest, ("--resume",)) if a]
+    kept_budget = [t for i, t in enumerate(budget) if t.split("=", 1)[0] in budget_flags or (i > 0 and budget[i - 1] in budget_flags)]
+    merged = strip_flags(saved, (*budget_flags, "--resume", "--run-dir")) + kept_budget
+    return task, merged, run_dir
+
+
+def train_main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(TRAIN_USAGE.format(tasks=", ".join(REGISTRY.names())))
+        return 0
+    console = Console()
+    resume = any(a.split("=", 1)[0] == "--resume" for a in argv)
+    if resume:
+        task, argv_used, run_dir = _resume_argv(argv)
+        args = parse_train_args(task, argv_used)
+        if not (run_dir / CHECKPOINT).is_file():
+            raise CanterError(f"cannot resume: no {CHECKPOINT} in {run_dir}")
+    else:
+        task, argv_used = argv[0], argv[1:]
+        if task.startswith("-"):
+            raise CanterError("missing TASK: canter train TASK [options]")
+        args = parse_train_args(task, argv_used)
+        run_dir = new_run_dir(task, args.run_dir)
+        write_run_files(run_dir, task, argv_used, args)
+    console.print(f"[bold]canter train[/bold] {task}: {args.env.num_envs} envs, backend {args.backend}, "
+                  f"device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
+    env = make_env(args, console=None if args.quiet else console)
+    runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=args.backend == "cpu")
+    if resume:
+        runner.load(run_dir / CHECKPOINT)
+        console.print(f"resumed at iteration {runner.iteration} ({runner.wall_time_s:.1f} s trained)")
+    logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, console=console)
+    try:
+        last = runner.learn(logger)
+    finally:
+        logger.close(runner.history)
+    summary = (f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, "
+               f"mean return {last.get('mean_return', float('nan')):.3f}, total {last.get('total_fps', 0):,.0f} steps/s")
+    console.print(summary)
+    console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
+    return 0
+
+
+# --- play / eval ------------------------------------------------------------------------------
+def load_run(run_dir: Path, num_envs: int | None, checkpoint: str | None) -> tuple[TrainArgs, OnPolicyRunner]:
+    """Rebuild the env and policy of a run directory and load its checkpoint's policy."""
+    if not Path(run_dir).is_dir():
+        raise CanterError(f"no run directory at {run_dir}")
+    if not (Path(run_dir) / COMMAND_FILE).is_file():
+        raise CanterError(f"{run_dir} is not a Canter run directory (no {COMMAND_FILE})")
+    task, argv = read_command(Path(run_dir))
+    args = parse_train_args(task, strip_flags(argv, ("--num-envs", "--run-dir")))
+    if num_envs is not None:
+        args.env.num_envs = num_envs
+    payload = load_checkpoint(Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT)
+    env = make_env(args)
+    runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=args.backend == "cpu")
+    runner.algorithm.policy.load_state_dict(payload["algorithm"]["policy"])
+    runner.algorithm.eval_mode()
+    return args, runner
+
+
+@dataclass(kw_only=True)
+class EvalArgs:
+    run_dir: tyro.conf.Positional[str]
+    episodes: int = 100  # episodes to average over
+    num_envs: int = 64
+    checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
+    json: bool = False
+
+
+def evaluate(runner: OnPolicyRunner, episodes: int) -> dict[str, float]:
+    """Run the deterministic policy until `episodes` episodes have ended; their statistics."""
+    env, policy = runner.env, runner.algorithm.policy
+    obs, _ = env.reset()
+    returns: list[torch.Tensor] = []
+    lengths: list[torch.Tensor] = []
+    count = 0
+    with torch.no_grad(), torch_threads(runner.rollout_threads):
+        while count < episodes:
+            obs, _, terminated, truncated, extras = env.step(policy.act_inference(obs))
+            done = terminated | truncated
+            policy.reset(done)
+            if bool(done.any()):
+                returns.append(extras["episode_return"][done])
+                lengths.append(extras["episode_length"][done])
+                count += int(done.sum())
+    r = torch.cat(returns)[:episodes].double()
+    n = torch.cat(lengths)[:episodes].double()
+    return {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
+            "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
+
+
+def eval_main(argv: list[str]) -> int:
+    args = tyro.cli(EvalArgs, args=argv, prog="canter eval", description="Evaluate a trained policy.")
+    if args.episodes < 1:
+        raise CanterError("--episodes must be >= 1")
+    train_args, runner = load_run(Path(args.run_dir), args.num_envs, args.checkpoint)
+    task = read_command(Path(args.run_dir))[0]
+    result = evaluate(runner, args.episodes)
+    spec = REGISTRY.get(task)
+    result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
+    result["task"] = task  # type: ignore[assignment]
+    if args.json:
+        print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}, indent=2))
+    else:
+        Console().print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
+                        f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
+    return 0
+
+
+@dataclass(kw_only=True)
+class PlayArgs:
+    run_dir: tyro.conf.Positional[str]
+    num_envs: int = 16
+    steps: int | None = None  # env steps to run (default: one episode length)
+    video: str | None = None  # write an mp4 of env 0 here (offscreen MuJoCo renderer)
+    width: int = 640
+    height: int = 480
+    camera: str | None = None  # a camera of the model (default: the first one, else free)
+    checkpoint: str | None = None
+
+
+def play_main(argv: list[str]) -> int:
+    from canter.cli.video import VideoRecorder
+
+    args = tyro.cli(PlayArgs, args=argv, prog="canter play", description="Run a trained policy.")
+    _, runner = load_run(Path(args.run_dir), args.num_envs, args.checkpoint)
+    env, policy = runner.env, runner.algorithm.policy
+    steps = args.steps or env.max_episode_length
+    recorder = VideoRecorder(env, args.video, args.width, args.height, args.camera) if args.video else None
+    obs, _ = env.reset()
+    total = torch.zeros(env.num_envs)
+    finished: list[float] = []
+    with torch.no_grad(), torch_threads(runner.rollout_threads):
+        for _ in range(steps):
+            obs, reward, terminated, truncated, extras = env.step(policy.act_inference(obs))
+            done = terminated | truncated
+            policy.reset(done)
+            total += reward.cpu()
+            finished += extras["episode_return"][done].tolist()
+            if recorder is not None:
+                recorder.capture()
+    if recorder is not None:
+        path = recorder.close()
+        Console().print(f"video: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+    mean = sum(finished) / len(finished) if finished else float("nan")
+    Console().print(f"played {steps} steps x {env.num_envs} envs: {len(finished)} episodes ended, mean return {mean:.3f}")
+    return 0

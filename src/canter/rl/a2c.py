@@ -1,0 +1,69 @@
+"""Synchronous batched advantage actor-critic (A2C, Mnih et al., 2016, without the asynchrony).
+
+Same rollout as PPO (OnPolicyAlgorithm); the targets are GAE(γ, λ) returns, which with λ = 1 are the
+n-step returns of the rollout bootstrapped with V of the last observation. `update` takes ONE gradient
+step on the whole rollout:
+    loss = -E[A·log π(a|s)] + c_v·E[(R - V(s))²] - c_e·E[H(π(·|s))]
+num_learning_epochs, num_mini_batches, clip_param and use_clipped_value_loss are ignored. With the
+adaptive schedule the KL of the step just taken (one extra forward pass, no gradient) sets the
+learning rate of the next update.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from canter.rl.algorithm import OnPolicyAlgorithm
+from canter.rl.distributions import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from canter.rl.gae import normalize_advantages
+from canter.rl.losses import adaptive_learning_rate
+
+
+class A2C(OnPolicyAlgorithm):
+    """A2C on an ActorCritic. Constructor: see OnPolicyAlgorithm(policy, cfg, *, num_envs, device,
+    generator); cfg.algo must be "a2c"."""
+
+    algo_name = "a2c"
+
+    def update(self) -> dict[str, torch.Tensor]:
+        """One gradient step on the stored rollout, which is then cleared.
+
+        Returns () tensors: policy_loss, value_loss, entropy, kl (old ‖ new after the step),
+        grad_norm (before clipping) and learning_rate (for the next update).
+        """
+        cfg = self.cfg
+        batch = next(iter(self._mini_batches(num_mini_batches=1, num_epochs=1)))
+        mean, std, values = self._forward(batch)
+        advantages = batch.advantages
+        if cfg.normalize_advantage_per_mini_batch:
+            advantages = normalize_advantages(advantages)
+
+        log_prob = gaussian_log_prob(batch.actions, mean, std)
+        policy_loss = self._policy_gradient_loss(log_prob, advantages)
+        value = self._value_loss(values, batch.old_values, batch.returns, cfg.clip_param, False)
+        entropy = gaussian_entropy(std).mean()
+        loss = policy_loss + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
+        grad_norm = self._gradient_step(loss)
+
+        with torch.no_grad():
+            new_mean, new_std, _ = self._forward(batch)
+            kl = self._all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, new_mean, new_std).mean())
+            if cfg.schedule == "adaptive":
+                new_learning_rate = adaptive_learning_rate(
+                    self.learning_rate,
+                    kl,
+                    cfg.desired_kl,
+                    cfg.min_learning_rate,
+                    cfg.max_learning_rate,
+                )
+                self.learning_rate.copy_(new_learning_rate)
+
+        self.storage.clear()
+        return {
+            "policy_loss": policy_loss.detach(),
+            "value_loss": value.detach(),
+            "entropy": entropy.detach(),
+            "kl": kl,
+            "grad_norm": grad_norm,
+            "learning_rate": self.learning_rate.detach().clone(),
+        }

@@ -1,0 +1,43 @@
+"""Builds a policy and its algorithm from configs and a seed: the one place that wires them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import torch
+
+from canter.core.rng import derive_seed, make_generator
+from canter.envs.vec_env import VecEnv
+from canter.rl.a2c import A2C
+from canter.rl.algorithm import OnPolicyAlgorithm
+from canter.rl.config import AlgoCfg, PolicyCfg
+from canter.rl.modules import ActorCritic
+from canter.rl.ppo import PPO
+from canter.rl.recurrent import ActorCriticRecurrent
+
+ALGORITHMS: dict[str, type[OnPolicyAlgorithm]] = {"ppo": PPO, "a2c": A2C}
+
+
+def make_policy(
+    observation_shapes: Mapping[str, tuple[int, ...]],
+    num_actions: int,
+    cfg: PolicyCfg,
+    *,
+    init_generator: torch.Generator,
+) -> ActorCritic:
+    """An ActorCritic, or an ActorCriticRecurrent when cfg.rnn_type is not "none" (on the CPU)."""
+    policy_class = ActorCritic if cfg.rnn_type == "none" else ActorCriticRecurrent
+    return policy_class(observation_shapes, num_actions, cfg, init_generator=init_generator)
+
+
+def make_algorithm(env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int) -> OnPolicyAlgorithm:
+    """The algorithm named by algo_cfg.algo with a fresh policy, on env.device.
+
+    Seeds: derive_seed(seed, 0) draws the initial parameters (CPU generator, so identical on every
+    device); derive_seed(seed, 1) seeds the algorithm's generator on env.device.
+    """
+    init_generator = make_generator(derive_seed(seed, 0), "cpu")
+    policy = make_policy(env.observation_shapes, env.num_actions, policy_cfg, init_generator=init_generator)
+    generator = make_generator(derive_seed(seed, 1), env.device)
+    algorithm_class = ALGORITHMS[algo_cfg.algo]
+    return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator)

@@ -1,0 +1,103 @@
+"""Training logs: a rich progress line, TensorBoard scalars, a CSV of the curves and a PNG plot.
+
+Rank 0 alone logs (see canter.rl.distributed); the others construct a Logger with enabled=False.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps", "total_fps")
+
+
+class Logger:
+    def __init__(self, run_dir: Path, total_iterations: int, start_iteration: int, enabled: bool = True, console: Console | None = None):
+        self.run_dir = run_dir
+        self.enabled = enabled
+        self.console = console or Console()
+        self.history: list[dict[str, float]] = []
+        self._writer: Any = None
+        self._progress: Progress | None = None
+        self._task: Any = None
+        if not enabled:
+            return
+        from torch.utils.tensorboard import SummaryWriter
+
+        self._writer = SummaryWriter(log_dir=str(run_dir))
+        self._progress = Progress(
+            TextColumn("[bold]it {task.completed}/{task.total}"),
+            BarColumn(bar_width=20),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=self.console,
+            transient=False,
+        )
+        self._task = self._progress.add_task("train", total=total_iterations, completed=start_iteration, status="")
+        self._progress.start()
+
+    def log_iteration(self, iteration: int, scalars: dict[str, float], curve: dict[str, float]) -> None:
+        if not self.enabled:
+            return
+        for key, value in scalars.items():
+            if math.isfinite(value):
+                self._writer.add_scalar(key, value, iteration)
+        status = (
+            f"return {curve['mean_return']:8.3f}  len {curve['mean_episode_length']:6.1f}  "
+            f"step {curve['step_fps']:>9,.0f}/s  step+inf {curve['step_inference_fps']:>9,.0f}/s  "
+            f"total {curve['total_fps']:>9,.0f}/s"
+        )
+        assert self._progress is not None
+        self._progress.update(self._task, completed=iteration + 1, status=status)
+
+    def close(self, history: list[dict[str, float]]) -> None:
+        """Stop the progress display and write the curves of the whole run (resumes included)."""
+        self.history = history
+        if not self.enabled:
+            return
+        assert self._progress is not None
+        self._progress.stop()
+        self._writer.flush()
+        self._writer.close()
+        self.write_curves()
+
+    def write_curves(self) -> None:
+        """progress.csv and training_curve.png over the whole history (resumed runs included)."""
+        if not self.history:
+            return
+        with open(self.run_dir / "progress.csv", "w", newline="") as file:
+            writer = csv.DictWriter(file, fieldnames=CURVE_KEYS)
+            writer.writeheader()
+            for row in self.history:
+                writer.writerow({k: row.get(k, float("nan")) for k in CURVE_KEYS})
+        plot_curves(self.history, self.run_dir / "training_curve.png")
+
+
+def plot_curves(history: list[dict[str, float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    wall = [row["wall_time_s"] for row in history]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    axes[0].plot(wall, [row["mean_return"] for row in history])
+    axes[0].set(xlabel="wall time (s)", ylabel="mean episode return", title="return")
+    axes[1].plot([row["env_steps"] for row in history], [row["mean_episode_length"] for row in history])
+    axes[1].set(xlabel="env steps", ylabel="mean episode length", title="episode length")
+    for key in ("step_fps", "step_inference_fps", "total_fps"):
+        axes[2].plot([row["iteration"] for row in history], [row[key] for row in history], label=key)
+    axes[2].set(xlabel="iteration", ylabel="env steps / s", title="throughput")
+    axes[2].legend()
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -1,0 +1,90 @@
+"""Proximal Policy Optimization (Schulman et al., 2017) with the clipped surrogate objective.
+
+One iteration:
+1. Rollout (OnPolicyAlgorithm): `act` samples a ~ N(μ(s), σ²) and records s, a, log π(a|s), μ, σ, V(s);
+   `process_env_step` records the reward (time-outs bootstrapped with γ·V(s)) and the episode flags.
+2. `compute_returns` runs GAE(γ, λ) over the rollout, bootstrapped with V of the last observation.
+3. `update`: num_learning_epochs passes over the rollout, each split into num_mini_batches shuffled
+   minibatches (whole env sequences for recurrent policies). Per minibatch:
+     - KL(π_old ‖ π) sets the learning rate of this step (adaptive schedule),
+     - loss = clipped surrogate + c_v·(clipped) value loss - c_e·entropy,
+     - backward, gradient all-reduce (distributed only), global norm clip, Adam step.
+
+No host synchronization: the learning rate is a device tensor shared with the optimizer, and the
+returned statistics are () tensors the runner reads once per iteration.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from canter.rl.algorithm import OnPolicyAlgorithm
+from canter.rl.distributions import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from canter.rl.gae import normalize_advantages
+from canter.rl.losses import adaptive_learning_rate
+from canter.rl.storage import MiniBatch
+
+STAT_NAMES = ("surrogate_loss", "value_loss", "entropy", "kl", "grad_norm")
+
+
+class PPO(OnPolicyAlgorithm):
+    """PPO on an ActorCritic. Constructor: see OnPolicyAlgorithm(policy, cfg, *, num_envs, device,
+    generator); cfg.algo must be "ppo"."""
+
+    algo_name = "ppo"
+
+    def update(self) -> dict[str, torch.Tensor]:
+        """Learns from the stored rollout and clears it.
+
+        Returns () tensors: the means over all minibatch steps of surrogate_loss, value_loss, entropy,
+        kl (old ‖ new, measured before each step) and grad_norm (before clipping), plus the
+        learning_rate after the update.
+        """
+        cfg = self.cfg
+        totals = {name: torch.zeros((), device=self.device) for name in STAT_NAMES}
+        for batch in self._mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs):
+            for name, value in self._update_mini_batch(batch).items():
+                totals[name] += value
+        self.storage.clear()
+        num_steps = cfg.num_learning_epochs * cfg.num_mini_batches
+        stats = {name: total / num_steps for name, total in totals.items()}
+        stats["learning_rate"] = self.learning_rate.detach().clone()
+        return stats
+
+    def _update_mini_batch(self, batch: MiniBatch) -> dict[str, torch.Tensor]:
+        """One gradient step on one minibatch; returns its statistics as detached () tensors."""
+        cfg = self.cfg
+        mean, std, values = self._forward(batch)
+        advantages = batch.advantages
+        if cfg.normalize_advantage_per_mini_batch:
+            advantages = normalize_advantages(advantages)
+
+        # How far the policy moved from the one that collected the data, before this step.
+        with torch.no_grad():
+            kl = self._all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, mean, std).mean())
+            if cfg.schedule == "adaptive":
+                new_learning_rate = adaptive_learning_rate(
+                    self.learning_rate,
+                    kl,
+                    cfg.desired_kl,
+                    cfg.min_learning_rate,
+                    cfg.max_learning_rate,
+                )
+                self.learning_rate.copy_(new_learning_rate)
+
+        log_prob = gaussian_log_prob(batch.actions, mean, std)
+        surrogate = self._surrogate_loss(log_prob, batch.old_log_prob, advantages, cfg.clip_param)
+        value = self._value_loss(
+            values, batch.old_values, batch.returns, cfg.clip_param, cfg.use_clipped_value_loss
+        )
+        entropy = gaussian_entropy(std).mean()
+        loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
+
+        grad_norm = self._gradient_step(loss)
+        return {
+            "surrogate_loss": surrogate.detach(),
+            "value_loss": value.detach(),
+            "entropy": entropy.detach(),
+            "kl": kl,
+            "grad_norm": grad_norm,
+        }

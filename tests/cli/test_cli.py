@@ -1,0 +1,82 @@
+"""The canter command: list, bench env JSON keys, one-line errors with non-zero exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from canter.cli.main import main
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    code = "from canter.cli.main import entrypoint; entrypoint()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+
+
+def test_list_json_names_every_task_with_its_model(capsys):
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    names = {row["name"] for row in rows}
+    assert {"cartpole", "ant"} <= names
+    for row in rows:
+        assert row["model_path"].endswith(".xml")
+        assert row["action_size"] > 0 and row["observation_sizes"]["policy"] > 0
+
+
+def test_bench_env_json_has_the_documented_keys(capsys):
+    argv = [
+        "bench",
+        "env",
+        "--task",
+        "cartpole",
+        "--num-envs",
+        "16",
+        "--seconds",
+        "0.05",
+        "--repeats",
+        "2",
+        "--json",
+    ]
+    assert main(argv) == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in (
+        "task",
+        "num_envs",
+        "threads",
+        "backend",
+        "decimation",
+        "env_steps_per_s",
+        "raw_rollout_steps_per_s",
+        "ratio",
+    ):
+        assert key in result
+    assert result["num_envs"] == 16 and result["decimation"] == 2
+    assert result["ratio"] == pytest.approx(result["env_steps_per_s"] / result["raw_rollout_steps_per_s"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("bench", "env", "--task", "nope"), "unknown task 'nope'"),
+        (("bench", "env", "--model", "/nonexistent/ant.xml"), "model file not found"),
+        (("bench", "env", "--num-envs", "0"), "num_envs"),
+        (("bench", "nope"), "unknown benchmark"),
+        (("frobnicate",), "unknown command"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(args, message):
+    result = _run(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("canter: error:")]
+    assert len(errors) == 1 and message in errors[0]
+
+
+def test_broken_mjcf_is_reported_by_name(tmp_path):
+    bad = tmp_path / "broken.xml"
+    bad.write_text("<mujoco><worldbody><geom type='box' size='1'/></worldbody>")
+    result = _run("bench", "env", "--model", str(bad))
+    assert result.returncode == 2 and "broken MJCF" in result.stderr and "Traceback" not in result.stderr

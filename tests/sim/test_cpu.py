@@ -1,0 +1,153 @@
+"""The cpu backend: zero-copy views, subset resets, NaN guard, per-env fields, sensor stage, determinism."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+from canter.core.errors import CanterError, ConfigError
+from canter.sim.config import SimCfg
+from canter.sim.cpu import CpuSimulator
+from canter.sim.model import asset_path, load_model
+
+ANT = asset_path("ant.xml")
+
+
+def _sim(num_envs: int = 8, **cfg) -> CpuSimulator:
+    return CpuSimulator(load_model(ANT), num_envs, SimCfg(num_threads=2, **cfg), torch.device("cpu"))
+
+
+def _random_ctrl(sim: CpuSimulator, seed: int) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    return torch.rand(sim.ctrl.shape, generator=g, dtype=torch.float64) * 2 - 1
+
+
+def test_views_are_zero_copy_into_mujoco_state():
+    sim = _sim()
+    sim.qpos[3, 2] = 1.25
+    assert sim.batch.bind("qpos")[3, 2] == 1.25
+    sim.ctrl[:] = 0.5
+    assert np.all(sim.batch.bind("ctrl") == 0.5)
+
+
+def test_step_matches_a_loop_over_mjdata():
+    sim = _sim(4)
+    sim.reset()
+    sim.ctrl.copy_(_random_ctrl(sim, 0))
+    ctrl = sim.ctrl.numpy().copy()
+    sim.step(5)
+    model = load_model(ANT)
+    for i in range(4):
+        data = mujoco.MjData(model)
+        data.ctrl[:] = ctrl[i]
+        mujoco.mj_step(model, data, 5)
+        np.testing.assert_array_equal(sim.qpos[i].numpy(), data.qpos)
+        np.testing.assert_array_equal(sim.qvel[i].numpy(), data.qvel)
+
+
+def test_reset_touches_only_given_rows():
+    sim = _sim(6)
+    sim.reset()
+    sim.ctrl.copy_(_random_ctrl(sim, 1))
+    sim.step(10)
+    before = sim.qpos.clone()
+    sim.reset(torch.tensor([1, 4]))
+    model = load_model(ANT)
+    for i in (1, 4):
+        np.testing.assert_array_equal(sim.qpos[i].numpy(), model.qpos0)
+        assert torch.all(sim.qvel[i] == 0) and torch.all(sim.ctrl[i] == 0)
+    for i in (0, 2, 3, 5):
+        assert torch.equal(sim.qpos[i], before[i])
+
+
+def test_nan_guard_resets_only_broken_envs_and_counts_them():
+    sim, reference = _sim(6), _sim(6)
+    for s in (sim, reference):
+        s.reset()
+        s.ctrl.copy_(_random_ctrl(s, 2))
+        s.step(3)
+    sim.qvel[[1, 3]] = float("nan")
+    sim.qpos[5, 0] = float("inf")
+    sim.step(5)
+    reference.step(5)
+    assert sim.nonfinite.tolist() == [False, True, False, True, False, True]
+    assert int(sim.nonfinite_total) == 3
+    assert torch.isfinite(sim.qpos).all() and torch.isfinite(sim.qvel).all()
+    for i in (0, 2, 4):
+        assert torch.equal(sim.qpos[i], reference.qpos[i])
+    sim.step(5)  # the guard clears once the envs are healthy
+    assert not sim.nonfinite.any() and int(sim.nonfinite_total) == 3
+
+
+def test_expand_gives_per_env_model_fields():
+    sim = _sim(4)
+    torso = sim.model.body("torso").id
+    mass = sim.expand("body_mass")
+    assert mass.shape == (4, sim.model.nbody)
+    mass[2, torso] *= 3.0
+    sim.set_const()
+    sim.reset()
+    sim.forward()
+    sim.step(30)
+    z = sim.qpos[:, 2]
+    assert z[0] == z[1] == z[3]  # same parameters, same trajectory
+    assert z[2] != z[0]  # a heavier torso sinks differently
+    assert sim.model_bytes() >= 4 * sim.model.nbody * 8
+    with pytest.raises(ConfigError, match="no per-env field"):
+        sim.expand("not_a_field")
+
+
+def test_sensor_stage_current_matches_state_lagged_trails_it():
+    pos_slice = slice(0, 3)  # framepos of the imu site at the torso origin: the first sensor
+    for stage, expect_equal in (("current", True), ("lagged", False)):
+        sim = _sim(2, sensor_stage=stage)
+        sim.reset()
+        sim.qvel[:, 2] = -1.0  # falling: the position changes every substep
+        sim.step(5)
+        same = torch.allclose(sim.sensordata[:, pos_slice], sim.qpos[:, 0:3], atol=1e-12)
+        assert same == expect_equal, stage
+
+
+def test_same_seed_same_states_bitwise():
+    def run() -> torch.Tensor:
+        sim = _sim(16)
+        sim.reset()
+        g = torch.Generator().manual_seed(7)
+        for _ in range(20):
+            sim.ctrl.copy_(torch.rand(sim.ctrl.shape, generator=g, dtype=torch.float64) * 2 - 1)
+            sim.step(5)
+        return sim.qpos.clone()
+
+    assert torch.equal(run(), run())
+
+
+def test_state_roundtrip_continues_bitwise():
+    sim = _sim(4)
+    sim.reset()
+    sim.ctrl.copy_(_random_ctrl(sim, 3))
+    sim.expand("geom_friction")[1, :, 0] = 0.3
+    sim.step(7)
+    saved = sim.get_state()
+    sim.step(9)
+    expected = sim.qpos.clone()
+    other = _sim(4)
+    other.set_state(saved)
+    other.step(9)
+    assert torch.equal(other.qpos, expected)
+
+
+def test_broken_mjcf_gives_one_line_error(tmp_path):
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<mujoco><worldbody><body><geom type='sphere'/></body></worldbody>")
+    with pytest.raises(CanterError, match="broken MJCF") as info:
+        load_model(bad)
+    assert "\n" not in str(info.value)
+    with pytest.raises(CanterError, match="not found"):
+        load_model(tmp_path / "missing.xml")
+
+
+def test_cpu_backend_rejects_cuda_device():
+    with pytest.raises(ConfigError, match="backend"):
+        CpuSimulator(load_model(ANT), 2, SimCfg(), torch.device("cuda"))
