@@ -24,7 +24,9 @@ commands:
   play RUN_DIR       run a trained policy (optionally record a video)
   eval RUN_DIR       evaluate a trained policy
   bench env          env step FPS vs raw mujoco.batch.Batch on the same model
+  bench train        training FPS (step, step+inference, total) for a fixed time
   bench memory       memory of per-env model fields (domain randomization)
+  bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
 
 `canter <command> --help` describes each command's options."""
 

@@ -18,6 +18,8 @@ from canter.mdp.observations import (
     last_action,
     projected_gravity,
     root_height,
+    root_lin_vel_w,
+    root_quat_w,
     sensor,
 )
 from canter.mdp.rewards import (
@@ -40,6 +42,7 @@ from canter.mdp.terminations import (
     bad_orientation,
     joint_pos_out_of_manual_limit,
     root_height_below_minimum,
+    root_height_out_of_range,
     time_out,
 )
 
@@ -74,6 +77,9 @@ __all__ = [
     "reset_root_state_uniform",
     "root_height",
     "root_height_below_minimum",
+    "root_height_out_of_range",
+    "root_lin_vel_w",
+    "root_quat_w",
     "sensor",
     "time_out",
     "track_ang_vel_z_exp",

@@ -76,3 +76,13 @@ def generated_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tenso
 def sensor(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
     """Readings of MJCF sensors, concatenated in model order (see SimCfg.sensor_stage for timing)."""
     return env.sim.sensordata[:, sensors.data_adr]
+
+
+def root_quat_w(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """(num_envs, 4) root orientation (w, x, y, z) in the world."""
+    return env.scene.root_quat_w
+
+
+def root_lin_vel_w(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """(num_envs, 3) root linear velocity in the world frame, m/s."""
+    return env.scene.root_lin_vel_w

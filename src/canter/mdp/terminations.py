@@ -36,3 +36,9 @@ def joint_pos_out_of_manual_limit(
     """Any selected joint left [low, high]."""
     q = _cols(env.scene.joint_pos, joints, env)
     return torch.any((q < bounds[0]) | (q > bounds[1]), dim=1)
+
+
+def root_height_out_of_range(env: ManagerBasedRLEnv, low: float, high: float) -> torch.Tensor:
+    """The root left the height band [low, high] metres (Gymnasium's 'unhealthy' ant)."""
+    z = env.scene.root_pos_w[:, 2]
+    return (z < low) | (z > high)

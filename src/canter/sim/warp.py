@@ -17,9 +17,13 @@ Semantics follow the cpu backend (canter.sim.cpu, mujoco.batch.Batch):
 - Bad controls: as mj_fwdActuation does, an env whose ctrl holds NaN/Inf/|x| > 1e10 is stepped with
   all its controls zero; its ctrl row keeps the values written.
 - NaN guard: MuJoCo Warp does not check the state (MuJoCo C resets an unstable simulation with a
-  warning, MuJoCo Warp lets the NaN propagate within that world). After each step, envs whose qpos or
-  qvel hold NaN, Inf or |x| > 1e10 (mju_isBad) are flagged in `nonfinite`, reset to the model
-  defaults and forwarded; one host sync per step decides whether any env needs it.
+  warning; MuJoCo Warp lets the NaN propagate, within that world only). After each step, envs with
+  NaN/Inf anywhere in their state (qpos, qvel, act, warm start, ctrl, applied forces, ...) or with
+  |qpos|, |qvel| > 1e10 (mju_isBad, what MuJoCo C resets for) are flagged in `nonfinite`, counted
+  in `nonfinite_total`, reset to the model defaults and forwarded. The flags are computed on the
+  device; one host sync per step (a 2-element .tolist()) decides whether any env needs the reset.
+- Construction runs forward(), so derived fields are valid before the first step (the cpu
+  backend's are zero until its first call).
 - forward(env_ids) runs mjw.forward over every world (it does not change the state) and then restores
   the rows of the other envs in every view handed out (sensordata and field() views), so those envs
   keep their derived values exactly as on the cpu backend.
@@ -92,8 +96,9 @@ def _default_capacity(model: mujoco.MjModel) -> tuple[int | None, int]:
     per world for every moving geom touching the ground at once.
 
     MuJoCo Warp's own njmax default (64 rows for a model without height fields) is too small for e.g.
-    the ant lying flat (13 geoms, up to 25 contacts of 4 pyramidal rows plus 8 joint limits = 108
-    rows). Contacts per geom against a plane: 1 for spheres/ellipsoids, 2 for capsules, 4 otherwise.
+    the ant lying on its back (a sphere and 8 capsules: up to 17 contacts of 4 pyramidal rows, plus
+    8 joint limits = 76 rows). Contacts per geom against a plane: 1 for spheres/ellipsoids, 2 for
+    capsules, 4 otherwise; plus limits, equality and friction-loss rows.
     nconmax stays at MuJoCo Warp's default (None; 48 per world for models without height fields,
     pooled over the worlds, so a few contacts per world on average is plenty).
     """
@@ -328,9 +333,10 @@ class WarpSimulator(Simulator):
         owner, attr, template = self._model_field(name)
         array = getattr(owner, attr)
         if array.shape[0] != self.num_envs:
-            with self._scope():
+            with self._scope():  # allocated in stream order; torch fills it after the scope
                 expanded = wp.empty((self.num_envs, *array.shape[1:]), dtype=array.dtype)
-                wp.to_torch(expanded).copy_(wp.to_torch(array).expand_as(wp.to_torch(expanded)))
+            values = wp.to_torch(expanded)
+            values.copy_(wp.to_torch(array).expand_as(values))
             expanded._is_batched = True  # as mjw.put_model marks batched fields
             setattr(owner, attr, expanded)
             array = expanded

@@ -72,3 +72,36 @@ def ant_env_cfg() -> EnvCfg:
             ),
         },
     )
+
+
+def ant_classic_env_cfg() -> EnvCfg:
+    """The ant with the classic Gymnasium Ant-v5 reward per control step (no contact cost):
+    r = 1 (healthy) + x-velocity - 0.5 |a|^2, episodes of 1000 steps (50 s) ended early when the
+    torso leaves 0.2 <= z <= 1.0. Canter sums weight * term * dt, so each weight is the Ant-v5
+    coefficient divided by dt; returns are then directly comparable with Ant-v5's (minus its
+    contact cost, which the side-by-side benchmark removes from Gymnasium's side too)."""
+    cfg = ant_env_cfg()
+    cfg.episode_length_s = 50.0
+    per_step = 1.0 / (cfg.decimation * 0.01)  # Canter multiplies by dt = decimation * timestep
+    cfg.observations["policy"] = ObsGroupCfg(
+        terms={
+            "root_height": ObsTermCfg(func=mdp.root_height),
+            "root_quat": ObsTermCfg(func=mdp.root_quat_w),
+            "joint_pos": ObsTermCfg(func=mdp.joint_pos),
+            "root_lin_vel_w": ObsTermCfg(func=mdp.root_lin_vel_w),
+            "root_ang_vel": ObsTermCfg(func=mdp.base_ang_vel),
+            "joint_vel": ObsTermCfg(func=mdp.joint_vel),
+        }
+    )
+    cfg.events["reset_base"].params = {"position_range": (0.0, 0.0), "velocity_range": (-0.1, 0.1)}
+    cfg.events["reset_joints"].params = {"position_range": (-0.1, 0.1), "velocity_range": (-0.1, 0.1)}
+    cfg.rewards = {
+        "healthy": RewardTermCfg(func=mdp.is_alive, weight=1.0 * per_step),
+        "forward": RewardTermCfg(func=ant_mdp.ForwardVelocity, weight=1.0 * per_step),
+        "ctrl_cost": RewardTermCfg(func=mdp.action_l2, weight=-0.5 * per_step),
+    }
+    cfg.terminations = {
+        "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
+        "unhealthy": TerminationTermCfg(func=mdp.root_height_out_of_range, params={"low": 0.2, "high": 1.0}),
+    }
+    return cfg

@@ -106,3 +106,23 @@ def add_foot_touch_sensors(spec: mujoco.MjSpec) -> None:
             objtype=mujoco.mjtObj.mjOBJ_SITE,
             objname=site.name,
         )
+
+
+class ForwardVelocity(ManagerTerm):
+    """(x_now - x_before) / step_dt: the root's average +x speed over the control step, m/s."""
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.prev_x = torch.zeros(env.num_envs, device=env.device)
+
+    def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> torch.Tensor:
+        x = env.scene.root_pos_w[:, 0].float()
+        velocity = (x - self.prev_x) / env.step_dt
+        self.prev_x.copy_(x)
+        return velocity
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.prev_x[env_ids] = self.env.scene.root_pos_w[env_ids, 0].float()
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"prev_x": self.prev_x.clone()}

@@ -1,0 +1,175 @@
+"""`canter bench sb3`: Canter against Gymnasium Ant-v5 + Stable-Baselines3 PPO, side by side.
+
+Same machine, same run, same MJCF (Gymnasium's own ant.xml, loaded from the installed gymnasium
+package for this benchmark only), same control step (5 x 0.01 s) and the same reward per step
+(healthy + forward velocity - control cost; Gymnasium's contact cost, at most a few hundredths per
+step, is subtracted back out of its side). Each side trains for the same wall time; then its final
+policy is evaluated deterministically on fresh episodes. Reported: raw mujoco.batch.Batch FPS on
+the model, each side's training frames/s, and each side's return.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from canter.bench.report import machine_info
+from canter.cli.session import make_env, parse_train_args
+from canter.core.device import torch_threads
+from canter.core.errors import CanterError
+from canter.rl.runner import OnPolicyRunner
+
+
+def gymnasium_ant_xml() -> Path:
+    try:
+        import gymnasium
+    except ImportError as err:
+        raise CanterError("this benchmark needs gymnasium[mujoco] and stable-baselines3: pip install -e '.[bench]'") from err
+    path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
+    if not path.is_file():
+        raise CanterError(f"gymnasium's ant.xml is not at {path}")
+    return path
+
+
+def raw_batch_fps(model_path: Path, num_envs: int, seconds: float = 3.0, repeats: int = 3) -> float:
+    import mujoco
+    from mujoco.batch import Batch
+
+    model = mujoco.MjModel.from_xml_path(str(model_path))
+    batch = Batch(model, num_envs)
+    ctrl = batch.bind("ctrl")
+    rng = np.random.default_rng(0)
+    low, high = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
+    values = []
+    for _ in range(repeats):
+        steps, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            ctrl[:] = rng.uniform(low, high, ctrl.shape)
+            batch.step(nstep=5)
+            steps += 1
+        values.append(num_envs * steps / (time.perf_counter() - start))
+    return statistics.median(values)
+
+
+def train_canter(model_path: Path, seconds: float, num_envs: int, seed: int, eval_episodes: int) -> dict[str, Any]:
+    argv = ["--model", str(model_path), "--num-envs", str(num_envs), "--seed", str(seed), "--quiet"]
+    args = parse_train_args("ant-classic", argv)
+    args.agent.max_iterations = 10**9
+    env = make_env(args)
+    curve: list[tuple[float, float]] = []
+    totals: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=seed, cpu_physics=True)
+        obs = env.reset()[0]
+        runner.algorithm.train_mode()
+        frames, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            obs, stats = runner._iteration(obs, None)
+            frames += num_envs * args.agent.algo.num_steps_per_env
+            totals.append(stats["total_fps"])
+            curve.append((time.perf_counter() - start, stats["mean_return"]))
+        wall = time.perf_counter() - start
+        eval_env = make_env(args, num_envs=eval_episodes)
+        policy = runner.algorithm.policy
+        runner.algorithm.eval_mode()
+        obs, _ = eval_env.reset()
+        returns = torch.zeros(eval_episodes)
+        finished = torch.zeros(eval_episodes, dtype=torch.bool)
+        with torch.no_grad(), torch_threads(1):
+            while not bool(finished.all()):
+                obs, reward, terminated, truncated, _ = eval_env.step(policy.act_inference(obs))
+                returns += torch.where(finished, 0.0, reward)
+                finished |= terminated | truncated
+    return {"frames_per_s": frames / wall, "total_fps_median": statistics.median(totals), "wall_time_s": wall,
+            "frames": frames, "eval_mean_return": float(returns.mean()), "eval_std_return": float(returns.std()),
+            "curve": curve}
+
+
+def train_sb3(seconds: float, num_envs: int, seed: int, eval_episodes: int) -> dict[str, Any]:
+    try:
+        import gymnasium
+        from stable_baselines3 import PPO
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.env_util import make_vec_env
+    except ImportError as err:
+        raise CanterError("this benchmark needs gymnasium[mujoco] and stable-baselines3: pip install -e '.[bench]'") from err
+
+    curve: list[tuple[float, float]] = []
+
+    class StopAfter(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.start = time.perf_counter()
+
+        def _on_rollout_end(self) -> None:
+            infos = self.model.ep_info_buffer
+            if infos:
+                curve.append((time.perf_counter() - self.start, float(np.mean([i["r"] for i in infos]))))
+
+        def _on_step(self) -> bool:
+            return time.perf_counter() - self.start < seconds
+
+    vec_env = make_vec_env("Ant-v5", n_envs=num_envs, seed=seed)
+    model = PPO("MlpPolicy", vec_env, seed=seed, device="cpu", verbose=0)
+    start = time.perf_counter()
+    model.learn(total_timesteps=10**9, callback=StopAfter())
+    wall = time.perf_counter() - start
+    frames = int(model.num_timesteps)
+    env = gymnasium.make("Ant-v5")
+    returns = []
+    for episode in range(eval_episodes):
+        obs, _ = env.reset(seed=seed + 1000 + episode)
+        total, done = 0.0, False
+        while not done:
+            action, _ = model.predict(obs, deterministic=True)
+            obs, reward, terminated, truncated, info = env.step(action)
+            total += float(reward) - float(info.get("reward_contact", 0.0))  # reward_contact is -cost
+            done = terminated or truncated
+        returns.append(total)
+    return {"frames_per_s": frames / wall, "wall_time_s": wall, "frames": frames,
+            "eval_mean_return": float(np.mean(returns)), "eval_std_return": float(np.std(returns)), "curve": curve}
+
+
+def run_sb3_compare(minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print) -> dict[str, Any]:
+    model_path = gymnasium_ant_xml()
+    seconds = 60.0 * minutes
+    log(f"raw mujoco.batch.Batch on {model_path.name}, {canter_envs} envs ...")
+    raw = raw_batch_fps(model_path, canter_envs)
+    log(f"Canter PPO (ant-classic on {model_path.name}, {canter_envs} envs) for {seconds:.0f} s ...")
+    canter = train_canter(model_path, seconds, canter_envs, seed, eval_episodes)
+    log(f"Stable-Baselines3 PPO (Gymnasium Ant-v5, {sb3_envs} envs, defaults) for {seconds:.0f} s ...")
+    sb3 = train_sb3(seconds, sb3_envs, seed, eval_episodes)
+    return {
+        "minutes": minutes,
+        "model_path": str(model_path),
+        "raw_batch_steps_per_s": raw,
+        "canter": canter,
+        "sb3": sb3,
+        "speedup_frames": canter["frames_per_s"] / sb3["frames_per_s"],
+        "canter_fraction_of_raw": canter["frames_per_s"] / raw,
+        **machine_info(),
+    }
+
+
+def plot_compare(result: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, label in (("canter", "Canter PPO (1 process)"), ("sb3", "SB3 PPO + Gymnasium")):
+        curve = result[name]["curve"]
+        if curve:
+            ax.plot([c[0] for c in curve], [c[1] for c in curve], label=label)
+    ax.set(xlabel="wall time (s)", ylabel="mean training episode return", title=f"Ant ({Path(result['model_path']).name}), same CPU")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
