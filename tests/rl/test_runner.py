@@ -107,3 +107,32 @@ def test_cartpole_learns(tmp_path, capsys):
     assert eval_main([str(tmp_path / "run"), "--episodes", "64", "--num-envs", "64", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["mean_return"] >= 0.9 * result["max_return"]
+
+
+@pytest.mark.parametrize("extra", [("--algo", "a2c"), ("--agent.policy.rnn-type", "gru", "--agent.policy.rnn-hidden-dim", "32"), ("--agent.policy.rnn-type", "lstm", "--agent.policy.rnn-hidden-dim", "32")])
+def test_other_algorithms_and_recurrent_policies_train_and_resume_exactly(tmp_path, extra):
+    straight = _train(tmp_path / "straight", "--max-iterations", "3", *extra)
+    _train(tmp_path / "split", "--max-iterations", "2", *extra)
+    assert train_main(["cartpole", "--resume", str(tmp_path / "split"), "--max-iterations", "3"]) == 0
+    assert _same(straight, load_checkpoint(tmp_path / "split" / "checkpoint.pt"))
+    assert straight["algorithm"]["algo"] == ("a2c" if "a2c" in extra else "ppo")
+
+
+def test_play_writes_a_video(tmp_path):
+    import subprocess
+    import sys
+
+    _train(tmp_path / "run", "--max-iterations", "1")
+    code = "from canter.cli.main import entrypoint; entrypoint()"
+    video = tmp_path / "play.mp4"
+    result = subprocess.run(
+        [sys.executable, "-c", code, "play", str(tmp_path / "run"), "--num-envs", "2", "--steps", "30", "--video", str(video),
+         "--width", "160", "--height", "120"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert video.stat().st_size > 1000
+    import imageio.v2 as imageio
+
+    frames = imageio.mimread(str(video))
+    assert len(frames) == 30 and frames[0].shape == (120, 160, 3)

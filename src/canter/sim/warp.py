@@ -38,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import mujoco
 import mujoco_warp as mjw
@@ -194,7 +194,7 @@ class WarpSimulator(Simulator):
         self.nconmax = self.mjw_data.naconmax // num_envs
         self.njmax = self.mjw_data.njmax
         self._template = mujoco.MjData(model)
-        self._graphs: dict[tuple, object] = {}
+        self._graphs: dict[tuple, wp.Graph] = {}
         self._fields: dict[str, torch.Tensor] = {}
         self._expanded: dict[str, torch.Tensor] = {}  # name -> view, for expand() and set_const()
         self._overflow_warned = False
@@ -457,7 +457,7 @@ class WarpSimulator(Simulator):
             rows = keep.view(-1, *([1] * (view.dim() - 1)))
             view.copy_(torch.where(rows, old, view))
 
-    def _run(self, key: tuple, work) -> None:
+    def _run(self, key: tuple, work: Callable[[], None]) -> None:
         """Run warp work; on CUDA capture it as a CUDA graph on first use (per key) and replay it.
         Graphs hold array addresses, so they are dropped when expand() replaces a model array."""
         with self._scope():
@@ -468,7 +468,9 @@ class WarpSimulator(Simulator):
             if graph is None:
                 with wp.ScopedCapture(device=self._wp_device) as capture:
                     work()
-                graph = self._graphs[key] = capture.graph
+                graph = capture.graph
+                assert graph is not None
+                self._graphs[key] = graph
             wp.capture_launch(graph)
 
     @contextlib.contextmanager
