@@ -112,21 +112,20 @@ def _train(argv: list[str]) -> int:
         return 0
     want_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
-    task, seconds, rest = _pop_flag(argv, "--task", "ant"), 60.0, []
+    task, seconds = _pop_flag(argv, "--task", "ant") or "ant", 60.0
     seconds_text = _pop_flag(argv, "--seconds", None)
     if seconds_text is not None:
         try:
             seconds = float(seconds_text)
         except ValueError as err:
             raise CanterError(f"--seconds: not a number: {seconds_text!r}") from err
-    rest = argv
     console = Console(stderr=True)
     console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s")
 
     def progress(elapsed: float, stats: dict) -> None:
         console.print(f"[dim]{elapsed:6.1f} s  return {stats['mean_return']:9.3f}  total {stats['total_fps']:>10,.0f} steps/s[/dim]")
 
-    result = run_train_bench(task, seconds, rest, progress)
+    result = run_train_bench(task, seconds, argv, progress)
     if want_json:
         print(json.dumps(result, indent=2))
         return 0

@@ -23,6 +23,7 @@ from canter.cli.session import (
 )
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
+from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.rl.checkpoint import load_checkpoint
 from canter.rl.logger import Logger
 from canter.rl.runner import CHECKPOINT, OnPolicyRunner
@@ -147,7 +148,7 @@ def eval_main(argv: list[str]) -> int:
     args = tyro.cli(EvalArgs, args=argv, prog="canter eval", description="Evaluate a trained policy.")
     if args.episodes < 1:
         raise CanterError("--episodes must be >= 1")
-    train_args, runner = load_run(Path(args.run_dir), args.num_envs, args.checkpoint)
+    _, runner = load_run(Path(args.run_dir), args.num_envs, args.checkpoint)
     task = read_command(Path(args.run_dir))[0]
     result = evaluate(runner, args.episodes)
     spec = REGISTRY.get(task)
@@ -180,6 +181,7 @@ def play_main(argv: list[str]) -> int:
     _, runner = load_run(Path(args.run_dir), args.num_envs, args.checkpoint)
     env, policy = runner.env, runner.algorithm.policy
     steps = args.steps or env.max_episode_length
+    assert isinstance(env, ManagerBasedRLEnv)
     recorder = VideoRecorder(env, args.video, args.width, args.height, args.camera) if args.video else None
     obs, _ = env.reset()
     total = torch.zeros(env.num_envs)
