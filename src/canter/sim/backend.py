@@ -68,6 +68,10 @@ class Simulator(ABC):
         'opt.gravity'). Call `set_const()` after writing fields MuJoCo derives constants from."""
 
     @abstractmethod
+    def is_expanded(self, name: str) -> bool:
+        """Whether the MjModel field `name` has per-env values (expand() or set_const() made them)."""
+
+    @abstractmethod
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
         """Recompute model constants derived from expanded fields (mj_setConst) per env."""
 

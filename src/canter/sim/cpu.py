@@ -109,6 +109,9 @@ class CpuSimulator(Simulator):
         except (ValueError, AttributeError, KeyError) as err:
             raise ConfigError(f"sim.expand: MjModel has no per-env field {name!r}") from err
 
+    def is_expanded(self, name: str) -> bool:
+        return name in mujoco.batch.MODEL_FIELDS and self.batch.expanded(name) is not None
+
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
         self.batch.set_const(ids=None if env_ids is None else env_ids.numpy())
 

@@ -39,15 +39,30 @@ def compile_spec(spec: mujoco.MjSpec, origin: str | Path = "<spec>") -> mujoco.M
 
 
 def load_model(
-    path: str | Path, edits: tuple[SpecEdit, ...] = (), timestep: float | None = None
+    path: str | Path,
+    edits: tuple[SpecEdit, ...] = (),
+    timestep: float | None = None,
+    default_keyframe: str | None = None,
 ) -> mujoco.MjModel:
-    """Load an MJCF file, apply spec edits (e.g. add the sensors a task needs) and compile it."""
+    """Load an MJCF file, apply spec edits (e.g. add the sensors a task needs) and compile it.
+
+    default_keyframe: make this keyframe's qpos the model's default configuration (qpos0), so that
+        resets, default joint positions and position-action offsets start from it (a legged robot's
+        standing pose); the model constants are recomputed at the new qpos0.
+    """
     spec = load_spec(path)
     for edit in edits:
         edit(spec)
     if timestep is not None:
         spec.option.timestep = timestep
-    return compile_spec(spec, path)
+    model = compile_spec(spec, path)
+    if default_keyframe is not None:
+        names = [model.key(i).name for i in range(model.nkey)]
+        if default_keyframe not in names:
+            raise CanterError(f"{path} has no keyframe {default_keyframe!r} (have: {', '.join(names) or 'none'})")
+        model.qpos0[:] = model.key_qpos[names.index(default_keyframe)]
+        mujoco.mj_setConst(model, mujoco.MjData(model))
+    return model
 
 
 def _first_line(err: BaseException) -> str:

@@ -397,6 +397,9 @@ class WarpSimulator(Simulator):
                 raise ConfigError(f"sim.set_state: {key!r} is not a field of a warp backend state")
         self.forward()
 
+    def is_expanded(self, name: str) -> bool:
+        return name in self._expanded
+
     def model_bytes(self) -> int:
         return sum(view.numel() * view.element_size() for view in self._expanded.values())
 

@@ -19,14 +19,6 @@ if TYPE_CHECKING:
     from gymnasium import spaces
 
 
-def require(module: str, pip_name: str, adapter: str) -> None:
-    """Raise a CanterError naming the pip package when `module` cannot be imported."""
-    import importlib.util
-
-    if importlib.util.find_spec(module) is None:
-        raise CanterError(f"{adapter} needs {pip_name}: pip install {pip_name}")
-
-
 def resolve_groups(env: VecEnv, observation_groups: str | Sequence[str]) -> tuple[tuple[str, ...], bool]:
     """Observation group names to expose and whether they form a Dict (a sequence) or one Box (a str)."""
     as_dict = not isinstance(observation_groups, str)
@@ -44,7 +36,7 @@ def single_observation_space(env: VecEnv, names: tuple[str, ...], as_dict: bool)
     """Box(-inf, inf, (dim,), float32) of one group, or a Dict of such Boxes keyed by group name."""
     from gymnasium import spaces
 
-    boxes = {
+    boxes: dict[str, spaces.Space] = {
         name: spaces.Box(-np.inf, np.inf, shape=env.observation_shapes[name], dtype=np.float32)
         for name in names
     }
@@ -71,7 +63,9 @@ def actions_to_env(actions: Any, env: VecEnv, action_bound: float | None) -> tor
     return tensor
 
 
-def select(obs: Observations, names: tuple[str, ...], as_dict: bool) -> torch.Tensor | dict[str, torch.Tensor]:
+def select(
+    obs: Observations, names: tuple[str, ...], as_dict: bool
+) -> torch.Tensor | dict[str, torch.Tensor]:
     """The exposed groups of a Canter observation dict: one tensor, or a dict of tensors."""
     return {name: obs[name] for name in names} if as_dict else obs[names[0]]
 

@@ -95,7 +95,9 @@ class GymnasiumVecEnvWrapper(VectorEnv):
         that end by itself, inside step().
         """
         if options:
-            raise CanterError(f"GymnasiumVecEnvWrapper.reset: options are not supported (got {sorted(options)})")
+            raise CanterError(
+                f"GymnasiumVecEnvWrapper.reset: options are not supported (got {sorted(options)})"
+            )
         super().reset(seed=seed)
         if seed is not None:
             _common.reseed(self.env, seed)
@@ -107,6 +109,8 @@ class GymnasiumVecEnvWrapper(VectorEnv):
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """actions: (num_envs, num_actions). Returns obs, rewards (num_envs,) float32,
         terminations and truncations (num_envs,) bool, and infos (see the module docstring)."""
+        if self._last_obs is None:
+            raise CanterError("GymnasiumVecEnvWrapper.step: call reset() first")
         env_actions = _common.actions_to_env(actions, self.env, self.action_bound)
         obs, reward, terminated, truncated, extras = self.env.step(env_actions)
         self.log = extras.get("log", {})
@@ -150,4 +154,9 @@ class GymnasiumVecEnvWrapper(VectorEnv):
                 value = _common.to_numpy(extras[key])
                 final_info[key] = np.where(done, value, 0.0).astype(np.float32)
                 final_info[f"_{key}"] = done.copy()
-        return {"final_obs": final_obs, "_final_obs": done, "final_info": final_info, "_final_info": done.copy()}
+        return {
+            "final_obs": final_obs,
+            "_final_obs": done,
+            "final_info": final_info,
+            "_final_info": done.copy(),
+        }

@@ -1,0 +1,124 @@
+"""Terms of legged locomotion: contact-based rewards and terminations, torques, accelerations.
+
+Contacts come from MJCF sensors: `touch` sensors on foot sites (normal force, N) and `contact`
+sensors with data="found" on bodies that must not touch the ground (thighs, trunk).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from canter.managers.term import ManagerTerm, TermCfg
+from canter.scene.entity import Resolved
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+def _readings(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
+    return env.sim.sensordata[:, sensors.data_adr]
+
+
+def contact_states(env: ManagerBasedRLEnv, sensors: Resolved, threshold: float = 1.0) -> torch.Tensor:
+    """(num_envs, k) 1.0 where a touch sensor reads more than `threshold` newtons."""
+    return (_readings(env, sensors) > threshold).float()
+
+
+def undesired_contacts(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
+    """Number of 'found' contact sensors that detect a contact (e.g. thighs on the ground)."""
+    return torch.sum(_readings(env, sensors) > 0.0, dim=1).float()
+
+
+def illegal_contact(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
+    """Termination: any of the given contact sensors (e.g. the trunk's) detects a contact."""
+    return torch.any(_readings(env, sensors) > 0.0, dim=1)
+
+
+class JointTorquesL2(ManagerTerm):
+    """sum_j tau_j^2 of the actuator forces of the last physics substep, (N m)^2."""
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.force = env.sim.field("actuator_force")
+
+    def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> torch.Tensor:
+        return torch.sum(self.force**2, dim=1)
+
+
+class JointAccL2(ManagerTerm):
+    """sum_j qdd_j^2 with qdd the change of joint velocity over the control step / step_dt."""
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        self.prev_vel = env.scene.joint_vel.float().clone()
+
+    def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> torch.Tensor:
+        vel = env.scene.joint_vel.float()
+        acc = (vel - self.prev_vel) / env.step_dt
+        self.prev_vel.copy_(vel)
+        return torch.sum(acc**2, dim=1)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.prev_vel[env_ids] = self.env.scene.joint_vel[env_ids].float()
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"prev_vel": self.prev_vel.clone()}
+
+
+class FeetAirTime(ManagerTerm):
+    """Rewards steps: at each touchdown, sum over feet of (air time - threshold) seconds.
+
+    Zero while the commanded planar speed is below 0.1 m/s, so standing still is not penalized.
+    Params: sensors (the feet's touch sensors), command_name, threshold (s), contact_force (N).
+    """
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        feet = cfg.params["sensors"].resolve(env.scene)
+        self.air_time = torch.zeros(env.num_envs, feet.count, device=env.device)
+
+    def __call__(self, env: ManagerBasedRLEnv, sensors: Resolved, command_name: str, threshold: float = 0.5, contact_force: float = 1.0) -> torch.Tensor:
+        contact = _readings(env, sensors) > contact_force
+        self.air_time += env.step_dt
+        first_contact = (self.air_time > env.step_dt) & contact
+        reward = torch.sum((self.air_time - threshold) * first_contact.float(), dim=1)
+        self.air_time.masked_fill_(contact, 0.0)
+        moving = torch.norm(env.command_manager.get_command(command_name)[:, :2], dim=1) > 0.1
+        return reward * moving.float()
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.air_time[env_ids] = 0.0
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"air_time": self.air_time.clone()}
+
+
+def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor:
+    """(z_base - ground height below it - target)^2; the ground is the terrain when there is one."""
+    z = env.scene.root_pos_w[:, 2]
+    terrain = getattr(env, "terrain", None)
+    if terrain is not None:
+        z = z - terrain.height_at(env.scene.root_pos_w[:, :2].to(torch.float32)).to(z.dtype)
+    return (z - target_height) ** 2
+
+
+def body_mass(env: ManagerBasedRLEnv, bodies: Resolved) -> torch.Tensor:
+    """(num_envs, k) masses of the given bodies in kg, per env when randomized (privileged)."""
+    if _is_expanded(env, "body_mass"):
+        return env.sim.expand("body_mass")[:, bodies.ids]
+    masses = torch.as_tensor(env.sim.model.body_mass, device=env.device)[bodies.ids]
+    return masses.expand(env.num_envs, -1)
+
+
+def geom_friction(env: ManagerBasedRLEnv, geoms: Resolved) -> torch.Tensor:
+    """(num_envs, k) sliding friction of the given geoms, per env when randomized (privileged)."""
+    if _is_expanded(env, "geom_friction"):
+        return env.sim.expand("geom_friction")[:, geoms.ids, 0]
+    friction = torch.as_tensor(env.sim.model.geom_friction[:, 0], device=env.device)[geoms.ids]
+    return friction.expand(env.num_envs, -1)
+
+
+def _is_expanded(env: ManagerBasedRLEnv, name: str) -> bool:
+    return env.sim.is_expanded(name)

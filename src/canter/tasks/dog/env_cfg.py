@@ -1,0 +1,111 @@
+"""Velocity tracking for the Canter dog (12-DoF quadruped): follow commanded forward, lateral and
+yaw-rate velocities. 200 Hz physics, 50 Hz control, joint position targets around the home pose."""
+
+from __future__ import annotations
+
+import math
+
+from canter import mdp
+from canter.envs.env_cfg import EnvCfg
+from canter.managers.action import joint_position_action
+from canter.managers.command import UniformVelocityCommandCfg
+from canter.managers.event import EventTermCfg
+from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
+from canter.managers.reward import RewardTermCfg
+from canter.managers.termination import TerminationTermCfg
+from canter.mdp import locomotion
+from canter.scene.entity import bodies, geoms, sensors
+from canter.sim.config import SimCfg
+from canter.sim.model import asset_path
+
+FEET_TOUCH = sensors(".*_touch")
+THIGH_CONTACTS = sensors(".*_thigh_contact")
+TRUNK_CONTACT = sensors("trunk_contact")
+
+
+def _policy_obs() -> ObsGroupCfg:
+    return ObsGroupCfg(
+        terms={
+            "base_lin_vel": ObsTermCfg(func=mdp.base_lin_vel, noise=unoise(0.1)),
+            "base_ang_vel": ObsTermCfg(func=mdp.base_ang_vel, noise=unoise(0.2), scale=0.25),
+            "projected_gravity": ObsTermCfg(func=mdp.projected_gravity, noise=unoise(0.05)),
+            "velocity_commands": ObsTermCfg(func=mdp.generated_commands, params={"command_name": "base_velocity"}),
+            "joint_pos": ObsTermCfg(func=mdp.joint_pos_rel, noise=unoise(0.01)),
+            "joint_vel": ObsTermCfg(func=mdp.joint_vel, noise=unoise(1.5), scale=0.05),
+            "actions": ObsTermCfg(func=mdp.last_action),
+        }
+    )
+
+
+def _critic_obs() -> ObsGroupCfg:
+    """Privileged, noiseless: the policy's observations plus contacts, friction and trunk mass."""
+    group = _policy_obs()
+    group.enable_corruption = False
+    group.terms["feet_contact"] = ObsTermCfg(func=locomotion.contact_states, params={"sensors": FEET_TOUCH})
+    group.terms["foot_friction"] = ObsTermCfg(func=locomotion.geom_friction, params={"geoms": geoms(".*_foot")})
+    group.terms["trunk_mass"] = ObsTermCfg(func=locomotion.body_mass, params={"bodies": bodies("trunk")})
+    return group
+
+
+def dog_flat_env_cfg() -> EnvCfg:
+    return EnvCfg(
+        model_path=str(asset_path("dog.xml")),
+        default_keyframe="home",
+        num_envs=1024,
+        decimation=4,
+        episode_length_s=20.0,
+        sim=SimCfg(),
+        actions={"joint_pos": joint_position_action(scale=0.25)},
+        commands={
+            "base_velocity": UniformVelocityCommandCfg(
+                resampling_time_range=(10.0, 10.0),
+                lin_vel_x=(-1.0, 1.0),
+                lin_vel_y=(-1.0, 1.0),
+                ang_vel_z=(-1.0, 1.0),
+                heading_command=True,
+                heading_control_stiffness=0.5,
+                rel_heading_envs=1.0,
+                rel_standing_envs=0.02,
+            )
+        },
+        observations={"policy": _policy_obs(), "critic": _critic_obs()},
+        events={
+            "reset_base": EventTermCfg(
+                func=mdp.reset_root_state_uniform,
+                mode="reset",
+                params={"position_range": (-0.5, 0.5), "yaw_range": (-math.pi, math.pi), "velocity_range": (-0.5, 0.5)},
+            ),
+            "reset_joints": EventTermCfg(
+                func=mdp.reset_joints_by_offset, mode="reset", params={"position_range": (-0.1, 0.1), "velocity_range": (0.0, 0.0)}
+            ),
+            "push": EventTermCfg(
+                func=mdp.push_by_setting_velocity, mode="interval", interval_range_s=(10.0, 15.0), params={"velocity_range": (-0.5, 0.5)}
+            ),
+        },
+        rewards={
+            "track_lin_vel_xy": RewardTermCfg(
+                func=mdp.track_lin_vel_xy_exp, weight=1.0, params={"command_name": "base_velocity", "std": 0.5}
+            ),
+            "track_ang_vel_z": RewardTermCfg(
+                func=mdp.track_ang_vel_z_exp, weight=0.5, params={"command_name": "base_velocity", "std": 0.5}
+            ),
+            "lin_vel_z": RewardTermCfg(func=mdp.lin_vel_z_l2, weight=-2.0),
+            "ang_vel_xy": RewardTermCfg(func=mdp.ang_vel_xy_l2, weight=-0.05),
+            "torques": RewardTermCfg(func=locomotion.JointTorquesL2, weight=-2e-4),
+            "joint_acc": RewardTermCfg(func=locomotion.JointAccL2, weight=-2.5e-7),
+            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.01),
+            "feet_air_time": RewardTermCfg(
+                func=locomotion.FeetAirTime,
+                weight=0.25,
+                params={"sensors": FEET_TOUCH, "command_name": "base_velocity", "threshold": 0.5},
+            ),
+            "undesired_contacts": RewardTermCfg(func=locomotion.undesired_contacts, weight=-1.0, params={"sensors": THIGH_CONTACTS}),
+            "flat_orientation": RewardTermCfg(func=mdp.flat_orientation_l2, weight=-2.5),
+            "base_height": RewardTermCfg(func=locomotion.base_height_l2, weight=-10.0, params={"target_height": 0.27}),
+        },
+        terminations={
+            "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
+            "base_contact": TerminationTermCfg(func=locomotion.illegal_contact, params={"sensors": TRUNK_CONTACT}),
+            "bad_orientation": TerminationTermCfg(func=mdp.bad_orientation, params={"limit_angle": 1.0}),
+        },
+    )
