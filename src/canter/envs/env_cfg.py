@@ -21,12 +21,14 @@ class EnvCfg:
     """A task: the model, the physics, and the terms of every manager.
 
     model_path: MJCF file; spec_edits run on its MjSpec before compiling (e.g. add sensors).
+    default_keyframe: the keyframe resets start from and joint offsets are measured against.
     decimation: physics steps per env (control) step; step_dt = decimation * timestep.
     episode_length_s: seconds before a time-out.
     """
 
     model_path: str
     spec_edits: tuple[SpecEdit, ...] = ()
+    default_keyframe: str | None = None  # a keyframe whose qpos becomes the default pose (qpos0)
     num_envs: int = 1024
     device: str = "cpu"
     seed: int = 0

@@ -28,7 +28,7 @@ from canter.managers.reward import RewardManager
 from canter.managers.termination import TerminationManager
 from canter.scene.scene import Scene
 from canter.sim.backend import make_simulator
-from canter.sim.model import load_model
+from canter.sim.model import keyframe_index, load_model
 
 
 class ManagerBasedRLEnv:
@@ -42,6 +42,8 @@ class ManagerBasedRLEnv:
         self.generator = make_generator(cfg.seed, self.device)
         model = load_model(cfg.model_path, cfg.spec_edits, cfg.sim.timestep)
         self.sim = make_simulator(model, cfg.num_envs, cfg.sim, self.device)
+        if cfg.default_keyframe is not None:
+            self.sim.set_default_keyframe(keyframe_index(model, cfg.default_keyframe, cfg.model_path))
         self.scene = Scene(self.sim)
         self.physics_dt = self.sim.timestep
         self.step_dt = cfg.decimation * self.physics_dt

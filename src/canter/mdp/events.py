@@ -50,10 +50,10 @@ def reset_root_state_uniform(
     yaw_range: tuple[float, float] = (0.0, 0.0),
     velocity_range: tuple[float, float] = (0.0, 0.0),
 ) -> None:
-    """Free root: x, y offset by U(position_range) from qpos0, heading rotated by U(yaw_range),
+    """Free root: x, y offset by U(position_range) from the default pose, heading rotated by U(yaw_range),
     all six velocity components drawn from U(velocity_range)."""
     n = env_ids.numel()
-    qpos0 = torch.as_tensor(env.sim.model.qpos0[:7], dtype=env.sim.dtype, device=env.device)
+    qpos0 = env.scene.default_qpos[:7]
     pos = qpos0[:3].expand(n, 3).clone()
     pos[:, :2] += _uniform(env, (n, 2), position_range)
     quat = quat_mul(quat_from_yaw(_uniform(env, (n,), yaw_range)), qpos0[3:7].expand(n, 4))

@@ -44,7 +44,8 @@ class Scene:
         dof_adr = torch.tensor([int(model.jnt_dofadr[j]) for j in self.joint_ids], dtype=torch.long)
         self.joint_qpos_adr = qpos_adr.to(self.device)
         self.joint_dof_adr = dof_adr.to(self.device)
-        self.default_joint_pos = torch.as_tensor(model.qpos0, dtype=dtype)[qpos_adr].to(self.device)
+        self.default_qpos = sim.default_qpos  # (nq,) the reset configuration (default keyframe or qpos0)
+        self.default_joint_pos = self.default_qpos[qpos_adr.to(self.device)]
         self.joint_limits = torch.as_tensor(model.jnt_range[self.joint_ids], dtype=dtype).to(self.device)
         self.joint_limited = torch.as_tensor(model.jnt_limited[self.joint_ids], dtype=torch.bool).to(
             self.device

@@ -33,9 +33,22 @@ class Simulator(ABC):
     nonfinite: torch.Tensor  # (num_envs,) bool: envs whose last step produced a non-finite state
     nonfinite_total: torch.Tensor  # () int64: envs caught by the NaN guard since construction
 
+    default_key: int | None = None  # keyframe resets start from (None: the model defaults)
+
     @property
     def timestep(self) -> float:
         return float(self.model.opt.timestep)
+
+    @property
+    def default_qpos(self) -> torch.Tensor:
+        """(nq,) the configuration resets start from: the default keyframe's qpos, else qpos0.
+        (qpos0 itself cannot be moved: MuJoCo measures hinge angles relative to it.)"""
+        source = self.model.qpos0 if self.default_key is None else self.model.key_qpos[self.default_key]
+        return torch.as_tensor(source.copy(), dtype=self.dtype, device=self.device)
+
+    @abstractmethod
+    def set_default_keyframe(self, key: int) -> None:
+        """Make resets start from keyframe `key` (its qpos, qvel, act and ctrl) instead of qpos0."""
 
     @abstractmethod
     def step(self, nstep: int = 1) -> None:

@@ -84,10 +84,16 @@ class CpuSimulator(Simulator):
             self.reset(ids)
             self.forward(ids)
 
+    def set_default_keyframe(self, key: int) -> None:
+        self.default_key = int(key)
+        self.batch.reset(ids=np.array([0]), keyframe=np.array([key]), stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+        self._default_row = self._state[0].clone()
+
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
         if self.batch.expanded("qpos0") is not None:  # per-env defaults: let MuJoCo write them
             ids = None if env_ids is None else env_ids.numpy()
-            self.batch.reset(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_NONE))
+            key = -1 if self.default_key is None else self.default_key
+            self.batch.reset(ids=ids, keyframe=key, stage=int(mujoco.mjtStage.mjSTAGE_NONE))
         elif env_ids is None:
             self._state.copy_(self._default_row.expand_as(self._state))
         else:

@@ -39,30 +39,23 @@ def compile_spec(spec: mujoco.MjSpec, origin: str | Path = "<spec>") -> mujoco.M
 
 
 def load_model(
-    path: str | Path,
-    edits: tuple[SpecEdit, ...] = (),
-    timestep: float | None = None,
-    default_keyframe: str | None = None,
+    path: str | Path, edits: tuple[SpecEdit, ...] = (), timestep: float | None = None
 ) -> mujoco.MjModel:
-    """Load an MJCF file, apply spec edits (e.g. add the sensors a task needs) and compile it.
-
-    default_keyframe: make this keyframe's qpos the model's default configuration (qpos0), so that
-        resets, default joint positions and position-action offsets start from it (a legged robot's
-        standing pose); the model constants are recomputed at the new qpos0.
-    """
+    """Load an MJCF file, apply spec edits (e.g. add the sensors a task needs) and compile it."""
     spec = load_spec(path)
     for edit in edits:
         edit(spec)
     if timestep is not None:
         spec.option.timestep = timestep
-    model = compile_spec(spec, path)
-    if default_keyframe is not None:
-        names = [model.key(i).name for i in range(model.nkey)]
-        if default_keyframe not in names:
-            raise CanterError(f"{path} has no keyframe {default_keyframe!r} (have: {', '.join(names) or 'none'})")
-        model.qpos0[:] = model.key_qpos[names.index(default_keyframe)]
-        mujoco.mj_setConst(model, mujoco.MjData(model))
-    return model
+    return compile_spec(spec, path)
+
+
+def keyframe_index(model: mujoco.MjModel, name: str, origin: str | Path = "the model") -> int:
+    """Index of the keyframe `name`; raises CanterError listing the keyframes there are."""
+    names = [model.key(i).name for i in range(model.nkey)]
+    if name not in names:
+        raise CanterError(f"{origin} has no keyframe {name!r} (have: {', '.join(names) or 'none'})")
+    return names.index(name)
 
 
 def _first_line(err: BaseException) -> str:

@@ -169,6 +169,8 @@ class WarpSimulator(Simulator):
             )
         elif device.type != "cpu":
             raise ConfigError(f"sim.backend: 'warp' runs on cpu or cuda devices, not {device}")
+        # Warp prints a line per kernel module it loads; keep the training console readable
+        wp.config.quiet = True
         wp.init()
         self.model = model
         self.cfg = cfg
@@ -287,6 +289,18 @@ class WarpSimulator(Simulator):
             self._reset_mask.copy_(mask)
         self._run(
             ("reset",), lambda: mjw.reset_data(self.mjw_model, self.mjw_data, reset=self._reset_mask_wp)
+        )
+        if self.default_key is not None:
+            rows = self._reset_mask[:, None]
+            for view, value in zip((self.qpos, self.qvel, self.act, self.ctrl), self._key_state, strict=True):
+                view.copy_(torch.where(rows, value, view))
+
+    def set_default_keyframe(self, key: int) -> None:
+        self.default_key = int(key)
+        model = self.model
+        self._key_state = tuple(
+            torch.as_tensor(values[key].copy(), dtype=self.dtype, device=self.device)
+            for values in (model.key_qpos, model.key_qvel, model.key_act, model.key_ctrl)
         )
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:

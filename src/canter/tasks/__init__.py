@@ -7,6 +7,8 @@ from canter.tasks.ant.agent_cfg import ant_agent_cfg
 from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
+from canter.tasks.dog.agent_cfg import dog_agent_cfg
+from canter.tasks.dog.env_cfg import dog_flat_env_cfg
 
 REGISTRY = Registry(
     [
@@ -28,6 +30,12 @@ REGISTRY = Registry(
             description="The ant with Gymnasium Ant-v5's reward (no contact cost): for side-by-side runs.",
             env_cfg=ant_classic_env_cfg,
             agent_cfg=ant_agent_cfg,
+        ),
+        TaskSpec(
+            name="dog-flat",
+            description="A 12-DoF quadruped (our MJCF) tracks commanded planar and yaw velocities on flat ground.",
+            env_cfg=dog_flat_env_cfg,
+            agent_cfg=dog_agent_cfg,
         ),
     ]
 )

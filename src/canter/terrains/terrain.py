@@ -1,0 +1,175 @@
+"""The terrain an env is built on: the MuJoCo ground geom, per-env origins and levels, and height
+queries in torch on the env's device.
+
+Every env simulates its own copy of the same model, so all envs share one heightfield; each env's
+robot is placed at the centre of its assigned sub-terrain (its origin). Rows are difficulty levels,
+columns terrain types; `update_levels` moves envs between rows (the game-style curriculum).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import torch
+
+from canter.terrains.config import SUB_TERRAIN_TYPES, TerrainCfg
+from canter.terrains.generator import TerrainMap, generate_terrain
+
+HFIELD_NAME = "terrain"
+GEOM_NAME = "floor"
+
+
+class Terrain:
+    """Sub-terrain grid, env origins and the curriculum state of `num_envs` envs.
+
+    env_origins: (num_envs, 3) float32 spawn point of each env: centre of its sub-terrain at the
+        terrain height there (the top or bottom platform of pyramids, the platform of stones).
+    terrain_levels: (num_envs,) long row (difficulty level); terrain_types: (num_envs,) long column.
+    heights: (nx, ny) float32 height grid on the device (None for a plane).
+    Initial levels are drawn from `generator` (torch, on `device`).
+    """
+
+    def __init__(
+        self, cfg: TerrainCfg, num_envs: int, device: torch.device | str, generator: torch.Generator
+    ):
+        cfg.validate()
+        self.cfg = cfg
+        self.num_envs = num_envs
+        self.device = torch.device(device)
+        self.map: TerrainMap | None = None
+        self.heights: torch.Tensor | None = None
+        if cfg.kind == "plane":
+            self.num_rows = self.num_cols = 1
+            self.origins_grid = torch.zeros(1, 1, 3, device=self.device)
+        else:
+            self.map = generate_terrain(cfg)
+            self.num_rows, self.num_cols = cfg.num_rows, cfg.num_cols
+            self.heights = torch.from_numpy(self.map.heights).to(self.device)
+            self._heights_flat = self.heights.reshape(-1)
+            self._origin = self.map.origin
+            centers = torch.as_tensor(self.map.block_centers(), dtype=torch.float64, device=self.device)
+            z = self.height_at(centers)
+            self.origins_grid = torch.cat((centers, z[..., None]), dim=-1).to(torch.float32)
+        # the (num_rows, num_cols, 3) spawn point of every sub-terrain
+        self.terrain_types = (torch.arange(num_envs, device=self.device) * self.num_cols) // num_envs
+        top = min(cfg.max_init_level, self.num_rows - 1) if cfg.curriculum else self.num_rows - 1
+        self.terrain_levels = torch.randint(
+            0, top + 1, (num_envs,), generator=generator, device=self.device, dtype=torch.long
+        )
+        self.env_origins = self.origins_grid[self.terrain_levels, self.terrain_types].clone()
+
+    @property
+    def type_names(self) -> list[list[str]]:
+        """Terrain type name of each sub-terrain, [row][col] ("flat" for a plane)."""
+        if self.map is None:
+            return [["flat"]]
+        return [[SUB_TERRAIN_TYPES[t] for t in row] for row in self.map.types.tolist()]
+
+    # --- MuJoCo model -------------------------------------------------------------------------
+    def edit_spec(self, spec: mujoco.MjSpec) -> None:
+        """Spec edit: replace the world geom named "floor" (or add one) by the heightfield geom,
+        colliding with everything (contype = conaffinity = 1) at cfg.friction. A plane terrain keeps
+        (or adds) a flat floor plane and only sets its friction."""
+        floor = spec.geom(GEOM_NAME)
+        material = floor.material if floor is not None else ""
+        if self.map is None:
+            if floor is None:
+                floor = spec.worldbody.add_geom(
+                    name=GEOM_NAME, type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05]
+                )
+                floor.contype, floor.conaffinity = 1, 1
+            floor.friction = list(self.cfg.friction)
+            return
+        if floor is not None:
+            spec.delete(floor)
+        heights = self.map.heights
+        nx, ny = heights.shape
+        h = self.map.horizontal_scale
+        low, high = float(heights.min()), float(heights.max())
+        elevation = high - low
+        # MuJoCo rescales elevation data to [0, 1] and maps it to [0, size[2]] above the geom frame
+        if elevation > 0:
+            data = (heights.astype(np.float64) - low) / elevation
+        else:
+            data = np.zeros_like(heights, dtype=np.float64)
+        spec.add_hfield(
+            name=HFIELD_NAME,
+            size=[(nx - 1) * h / 2.0, (ny - 1) * h / 2.0, max(elevation, 1e-3), self.cfg.base_thickness],
+            nrow=ny,  # MuJoCo rows run along y, columns along x
+            ncol=nx,
+            userdata=data.T.ravel().astype(np.float32),
+        )
+        geom = spec.worldbody.add_geom(
+            name=GEOM_NAME,
+            type=mujoco.mjtGeom.mjGEOM_HFIELD,
+            hfieldname=HFIELD_NAME,
+            pos=[0.0, 0.0, low],
+            friction=list(self.cfg.friction),
+        )
+        geom.contype, geom.conaffinity, geom.condim = 1, 1, 3
+        if material:
+            geom.material = material
+        else:
+            geom.rgba = [0.45, 0.45, 0.5, 1.0]
+
+    # --- queries ------------------------------------------------------------------------------
+    def height_at(self, xy: torch.Tensor) -> torch.Tensor:
+        """Terrain height (...,) at world points xy (..., 2), by bilinear interpolation of the height
+        grid; points outside the map get the height of its nearest edge (the flat border). Exact at
+        grid points; returned in xy's dtype."""
+        if self.heights is None:
+            return torch.zeros(xy.shape[:-1], dtype=xy.dtype, device=xy.device)
+        nx, ny = self.heights.shape
+        h = self.cfg.horizontal_scale
+        u = ((xy[..., 0] - self._origin[0]) / h).clamp(0.0, nx - 1)
+        v = ((xy[..., 1] - self._origin[1]) / h).clamp(0.0, ny - 1)
+        i = u.floor().clamp(max=nx - 2)
+        j = v.floor().clamp(max=ny - 2)
+        tx, ty = u - i, v - j
+        index = i.long() * ny + j.long()
+        flat = self._heights_flat
+        h00 = flat[index].to(xy.dtype)
+        h01 = flat[index + 1].to(xy.dtype)
+        h10 = flat[index + ny].to(xy.dtype)
+        h11 = flat[index + ny + 1].to(xy.dtype)
+        # weights written so that tx, ty in {0, 1} return a corner bit for bit
+        return (1.0 - tx) * ((1.0 - ty) * h00 + ty * h01) + tx * ((1.0 - ty) * h10 + ty * h11)
+
+    # --- curriculum ---------------------------------------------------------------------------
+    def update_levels(
+        self,
+        env_ids: torch.Tensor,
+        move_up: torch.Tensor,
+        move_down: torch.Tensor,
+        generator: torch.Generator,
+    ) -> None:
+        """Game-style curriculum for `env_ids`: level += move_up - move_down, clamped at 0; an env
+        moved past the top row goes to a row drawn uniformly from `generator`. Their origins follow."""
+        levels = self.terrain_levels[env_ids] + move_up.long() - move_down.long()
+        # drawn for every env so the generator advances the same way whoever was promoted
+        random_rows = torch.randint(
+            0, self.num_rows, (env_ids.numel(),), generator=generator, device=self.device, dtype=torch.long
+        )
+        levels = torch.where(levels >= self.num_rows, random_rows, levels.clamp_min(0))
+        self.terrain_levels[env_ids] = levels
+        self.env_origins[env_ids] = self.origins_grid[levels, self.terrain_types[env_ids]]
+
+    def level_stats(self) -> dict[str, torch.Tensor]:
+        """mean_level: () float mean row over envs; row_counts: (num_rows,) long envs per row."""
+        return {
+            "mean_level": self.terrain_levels.float().mean(),
+            "row_counts": torch.bincount(self.terrain_levels, minlength=self.num_rows),
+        }
+
+    # --- checkpointing ------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {
+            "terrain_levels": self.terrain_levels.clone(),
+            "terrain_types": self.terrain_types.clone(),
+            "env_origins": self.env_origins.clone(),
+        }
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        self.terrain_levels.copy_(state["terrain_levels"])
+        self.terrain_types.copy_(state["terrain_types"])
+        self.env_origins.copy_(state["env_origins"])
