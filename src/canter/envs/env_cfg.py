@@ -14,6 +14,7 @@ from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
 from canter.sim.config import SimCfg
 from canter.sim.model import SpecEdit
+from canter.terrains.config import TerrainCfg
 
 
 @dataclass(kw_only=True)
@@ -42,6 +43,7 @@ class EnvCfg:
     events: dict[str, EventTermCfg] = field(default_factory=dict)
     commands: dict[str, CommandTermCfg] = field(default_factory=dict)
     curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
+    terrain: TerrainCfg | None = None  # None: the model's own floor, no terrain object
 
     def validate(self) -> None:
         """Check the fields that can be checked without building anything."""
@@ -52,3 +54,5 @@ class EnvCfg:
         if not self.episode_length_s > 0:
             raise ConfigError(f"episode_length_s: must be > 0, got {self.episode_length_s}")
         self.sim.__post_init__()
+        if self.terrain is not None:
+            self.terrain.validate()

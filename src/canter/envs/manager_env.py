@@ -29,6 +29,7 @@ from canter.managers.termination import TerminationManager
 from canter.scene.scene import Scene
 from canter.sim.backend import make_simulator
 from canter.sim.model import keyframe_index, load_model
+from canter.terrains.terrain import Terrain
 
 
 class ManagerBasedRLEnv:
@@ -40,7 +41,13 @@ class ManagerBasedRLEnv:
         self.device = resolve_device(cfg.device)
         self.num_envs = cfg.num_envs
         self.generator = make_generator(cfg.seed, self.device)
-        model = load_model(cfg.model_path, cfg.spec_edits, cfg.sim.timestep)
+        # the terrain exists before the model: its spec edit puts the ground into the model
+        self.terrain: Terrain | None = None
+        spec_edits = cfg.spec_edits
+        if cfg.terrain is not None:
+            self.terrain = Terrain(cfg.terrain, cfg.num_envs, self.device, self.generator)
+            spec_edits = (*spec_edits, self.terrain.edit_spec)
+        model = load_model(cfg.model_path, spec_edits, cfg.sim.timestep)
         self.sim = make_simulator(model, cfg.num_envs, cfg.sim, self.device)
         if cfg.default_keyframe is not None:
             self.sim.set_default_keyframe(keyframe_index(model, cfg.default_keyframe, cfg.model_path))
@@ -134,7 +141,7 @@ class ManagerBasedRLEnv:
 
     # --- checkpointing ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        return {
+        state: dict[str, Any] = {
             "sim": self.sim.get_state(),
             "generator": self.generator.get_state(),
             "episode_length_buf": self.episode_length_buf.clone(),
@@ -148,6 +155,9 @@ class ManagerBasedRLEnv:
             "event": self.event_manager.state_dict(),
             "curriculum": self.curriculum_manager.state_dict(),
         }
+        if self.terrain is not None:
+            state["terrain"] = self.terrain.state_dict()
+        return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.sim.set_state(state["sim"])
@@ -162,6 +172,8 @@ class ManagerBasedRLEnv:
         self.command_manager.load_state_dict(state["command"])
         self.event_manager.load_state_dict(state["event"])
         self.curriculum_manager.load_state_dict(state["curriculum"])
+        if self.terrain is not None and "terrain" in state:
+            self.terrain.load_state_dict(state["terrain"])
         self.scene.invalidate()
 
     def close(self) -> None:

@@ -22,6 +22,16 @@ from canter.mdp.observations import (
     root_quat_w,
     sensor,
 )
+from canter.mdp.randomization import (
+    randomization_summary,
+    randomize_action_delay,
+    randomize_added_mass,
+    randomize_com_offset,
+    randomize_friction,
+    randomize_inertia_scale,
+    randomize_motor_strength,
+    randomize_pd_gains,
+)
 from canter.mdp.rewards import (
     action_l2,
     action_rate_l2,
@@ -45,8 +55,10 @@ from canter.mdp.terminations import (
     root_height_out_of_range,
     time_out,
 )
+from canter.mdp.terrain import HeightScan, reset_root_state_from_terrain, terrain_levels
 
 __all__ = [
+    "HeightScan",
     "action_l2",
     "action_rate_l2",
     "ang_vel_xy_l2",
@@ -71,9 +83,18 @@ __all__ = [
     "lin_vel_z_l2",
     "projected_gravity",
     "push_by_setting_velocity",
+    "randomization_summary",
+    "randomize_action_delay",
+    "randomize_added_mass",
     "randomize_body_mass",
+    "randomize_com_offset",
+    "randomize_friction",
     "randomize_geom_friction",
+    "randomize_inertia_scale",
+    "randomize_motor_strength",
+    "randomize_pd_gains",
     "reset_joints_by_offset",
+    "reset_root_state_from_terrain",
     "reset_root_state_uniform",
     "root_height",
     "root_height_below_minimum",
@@ -81,6 +102,7 @@ __all__ = [
     "root_lin_vel_w",
     "root_quat_w",
     "sensor",
+    "terrain_levels",
     "time_out",
     "track_ang_vel_z_exp",
     "track_lin_vel_xy_exp",

@@ -110,7 +110,9 @@ class TerrainCfg:
                 raise ConfigError(f"terrain.{name}: must be >= 1, got {getattr(self, name)}")
         low, high = self.vertical_range
         if not low <= 0.0 <= high or not low < high:
-            raise ConfigError(f"terrain.vertical_range: need low <= 0 <= high, low < high, got {self.vertical_range}")
+            raise ConfigError(
+                f"terrain.vertical_range: need low <= 0 <= high, low < high, got {self.vertical_range}"
+            )
         _positive("base_thickness", self.base_thickness)
         if self.border_width < 0:
             raise ConfigError(f"terrain.border_width: must be >= 0, got {self.border_width}")
@@ -120,9 +122,13 @@ class TerrainCfg:
                 f"terrain.proportions: unknown type(s) {', '.join(unknown)} (have: {', '.join(SUB_TERRAIN_TYPES)})"
             )
         if any(not v >= 0 for v in self.proportions.values()) or not sum(self.proportions.values()) > 0:
-            raise ConfigError(f"terrain.proportions: need values >= 0 with a positive sum, got {self.proportions}")
+            raise ConfigError(
+                f"terrain.proportions: need values >= 0 with a positive sum, got {self.proportions}"
+            )
         if not 0 <= self.platform_width <= min(self.size):
-            raise ConfigError(f"terrain.platform_width: must be in [0, {min(self.size)}], got {self.platform_width}")
+            raise ConfigError(
+                f"terrain.platform_width: must be in [0, {min(self.size)}], got {self.platform_width}"
+            )
         for name in (
             "rough_amplitude_range",
             "slope_range",
@@ -137,7 +143,9 @@ class TerrainCfg:
             if min(getattr(self, name)) < self.horizontal_scale:
                 raise ConfigError(f"terrain.{name}: must be >= horizontal_scale, got {getattr(self, name)}")
         if self.obstacle_width_range[0] > self.obstacle_width_range[1]:
-            raise ConfigError(f"terrain.obstacle_width_range: need low <= high, got {self.obstacle_width_range}")
+            raise ConfigError(
+                f"terrain.obstacle_width_range: need low <= high, got {self.obstacle_width_range}"
+            )
         _positive("rough_noise_step", self.rough_noise_step)
         if self.stair_width < self.horizontal_scale:
             raise ConfigError(f"terrain.stair_width: must be >= horizontal_scale, got {self.stair_width}")
@@ -145,7 +153,9 @@ class TerrainCfg:
             raise ConfigError(f"terrain.num_obstacles: must be >= 0, got {self.num_obstacles}")
         _positive("stone_pit_depth", self.stone_pit_depth)
         if len(self.friction) != 3 or not all(f >= 0 for f in self.friction) or not self.friction[0] > 0:
-            raise ConfigError(f"terrain.friction: need (sliding > 0, torsional >= 0, rolling >= 0), got {self.friction}")
+            raise ConfigError(
+                f"terrain.friction: need (sliding > 0, torsional >= 0, rolling >= 0), got {self.friction}"
+            )
         if self.max_init_level < 0:
             raise ConfigError(f"terrain.max_init_level: must be >= 0, got {self.max_init_level}")
 

@@ -66,8 +66,8 @@ def generate_terrain(cfg: TerrainCfg) -> TerrainMap:
     cfg.validate()
     rng = np.random.default_rng(cfg.seed)
     h = cfg.horizontal_scale
-    cells = (int(round(cfg.size[0] / h)), int(round(cfg.size[1] / h)))
-    border = int(round(cfg.border_width / h))
+    cells = (round(cfg.size[0] / h), round(cfg.size[1] / h))
+    border = round(cfg.border_width / h)
     rows, cols = cfg.num_rows, cfg.num_cols
     if cfg.curriculum:
         types = np.broadcast_to(column_types(cfg), (rows, cols)).copy()

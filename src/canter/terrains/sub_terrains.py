@@ -117,11 +117,11 @@ def _stone_index(rng: np.random.Generator, n: int, h: float, width: float, gap: 
     """(n,) index of the stone each point along one axis lies on, -1 in a gap. Stones are `width`
     wide, gaps U(gap/2, gap), both at least one cell."""
     index = np.full(n, -1)
-    width_cells = max(int(round(width / h)), 1)
+    width_cells = max(round(width / h), 1)
     position = stone = 0
     while position < n:
         index[position : position + width_cells] = stone
-        gap_cells = max(int(round(rng.uniform(gap / 2.0, gap) / h)), 1)
+        gap_cells = max(round(rng.uniform(gap / 2.0, gap) / h), 1)
         position += width_cells + gap_cells
         stone += 1
     return index

@@ -25,6 +25,7 @@ class Terrain:
     env_origins: (num_envs, 3) float32 spawn point of each env: centre of its sub-terrain at the
         terrain height there (the top or bottom platform of pyramids, the platform of stones).
     terrain_levels: (num_envs,) long row (difficulty level); terrain_types: (num_envs,) long column.
+    origins_grid: (num_rows, num_cols, 3) float32 spawn point of every sub-terrain.
     heights: (nx, ny) float32 height grid on the device (None for a plane).
     Initial levels are drawn from `generator` (torch, on `device`).
     """
@@ -50,7 +51,6 @@ class Terrain:
             centers = torch.as_tensor(self.map.block_centers(), dtype=torch.float64, device=self.device)
             z = self.height_at(centers)
             self.origins_grid = torch.cat((centers, z[..., None]), dim=-1).to(torch.float32)
-        # the (num_rows, num_cols, 3) spawn point of every sub-terrain
         self.terrain_types = (torch.arange(num_envs, device=self.device) * self.num_cols) // num_envs
         top = min(cfg.max_init_level, self.num_rows - 1) if cfg.curriculum else self.num_rows - 1
         self.terrain_levels = torch.randint(

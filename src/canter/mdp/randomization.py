@@ -1,0 +1,322 @@
+"""Domain randomization: event terms `(env, env_ids, **params)` that draw per-env physics parameters.
+
+Use them with mode "startup" (drawn once per env) or "reset" (drawn again at each episode start).
+Each term draws from the env's generator (same seed, same draws, on both backends: values are drawn
+in float32 and then cast to the simulator's dtype), writes only the rows `env_ids` of per-env model
+fields through `sim.expand()`, and calls `sim.set_const(env_ids)` after changing a field MuJoCo
+derives constants from (masses, inertias, centres of mass, gears).
+
+Values are relative to the model's nominal ones (`env.sim.model`), so drawing again never compounds.
+
+Logging: every term keeps the values it drew in `env.randomization_state[name]`, a (num_envs, ...)
+tensor whose rows hold the neutral value (nominal friction, zero added mass or offset, scale 1,
+delay 0) until an env is first drawn, and writes `randomization_summary(name, ...)` (mean, min,
+max, std over every env) into `env.extras["log"]`, which the runner averages into TensorBoard scalars
+`Randomization/<name>/...`. Reset-mode terms log at every step in which some env reset; a startup
+term's summary is written at construction only (before `env.reset()` replaces the extras), so read
+its distribution from `env.randomization_state`. `name` (a parameter of every term) is the key; give
+two terms of the same kind different names. The state is not part of env checkpoints: after
+resuming, rows show the neutral value until their env is drawn again (the physics is restored).
+
+Sensor noise is not here: it is the observation manager's per-term `noise` (see managers.observation).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mujoco
+import torch
+
+from canter.core.errors import ConfigError
+from canter.scene.entity import Resolved
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+_MIN_MASS = 1e-4  # kg; a body's mass after adding a negative mass is clamped to this
+
+
+# ------------------------------------------------------------------------------------- helpers
+
+
+def randomization_summary(name: str, values: torch.Tensor) -> dict[str, torch.Tensor]:
+    """{"Randomization/<name>/mean" | "/min" | "/max" | "/std": () float32} over every element of
+    `values` (all envs, objects and components); std is the population standard deviation."""
+    flat = values.detach().float().flatten()
+    prefix = f"Randomization/{name}"
+    return {
+        f"{prefix}/mean": flat.mean(),
+        f"{prefix}/min": flat.min(),
+        f"{prefix}/max": flat.max(),
+        f"{prefix}/std": flat.std(correction=0),
+    }
+
+
+def _record(
+    env: ManagerBasedRLEnv, name: str, env_ids: torch.Tensor, values: torch.Tensor, neutral: torch.Tensor
+) -> None:
+    """Store the drawn rows in env.randomization_state[name] (created lazily, other rows = `neutral`)
+    and put the summary over all envs into env.extras["log"]."""
+    state = getattr(env, "randomization_state", None)
+    if state is None:
+        state = {}
+        env.randomization_state = state
+    current = state.get(name)
+    if current is None:
+        current = neutral.to(values.dtype).expand(env.num_envs, *values.shape[1:]).clone()
+        state[name] = current
+    current[env_ids] = values
+    env.extras.setdefault("log", {}).update(randomization_summary(name, current))
+
+
+def _sample(env: ManagerBasedRLEnv, shape: tuple[int, ...], bounds: tuple[float, float]) -> torch.Tensor:
+    """U(bounds) of `shape`, drawn in float32 from the env's generator, in the simulator's dtype."""
+    u = torch.rand(shape, generator=env.generator, device=env.device)
+    return (bounds[0] + (bounds[1] - bounds[0]) * u).to(env.sim.dtype)
+
+
+def _check_range(term: str, param: str, bounds: tuple[float, float], minimum: float | None = None) -> None:
+    low, high = bounds
+    if not low <= high or (minimum is not None and low < minimum):
+        floor = "" if minimum is None else f"{minimum} <= "
+        raise ConfigError(f"{term}: {param} needs {floor}low <= high, got {tuple(bounds)}")
+
+
+def _nominal(env: ManagerBasedRLEnv, field: str, ids: torch.Tensor) -> torch.Tensor:
+    """Rows `ids` of the model's nominal (compiled) field, in the simulator's dtype and device."""
+    values = torch.as_tensor(getattr(env.sim.model, field), dtype=env.sim.dtype, device=env.device)
+    return values[ids]
+
+
+def _model_ids(env: ManagerBasedRLEnv, selection: Resolved) -> list[int]:
+    """The selection's MuJoCo ids on the host (looked up by name: no device-to-host copy)."""
+    lookup = {"actuator": env.sim.model.actuator, "body": env.sim.model.body, "geom": env.sim.model.geom}
+    return [lookup[selection.kind](name).id for name in selection.names]
+
+
+def _require_kind(term: str, param: str, selection: Resolved, kind: str) -> None:
+    if selection.kind != kind:
+        raise ConfigError(f"{term}: {param} must select {kind} names, got a {selection.kind} selection")
+
+
+# ------------------------------------------------------------------------------ contact and mass
+
+
+def randomize_friction(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    geoms: Resolved,
+    friction_range: tuple[float, float],
+    name: str = "friction",
+) -> None:
+    """Sliding friction (geom_friction[:, geoms, 0]) = one U(friction_range) value per env, written to
+    every selected geom; torsional and rolling friction keep their nominal values.
+
+    MuJoCo combines the frictions of two touching geoms by taking the max, unless their `priority`
+    differs, in which case the higher-priority geom's friction is used alone. So either select the
+    robot's feet *and* the floor/terrain geoms (e.g. geoms(".*_foot", "floor")): both sides then hold
+    the same value and the contact gets exactly it; or give the feet a higher priority than the
+    ground (the Canter dog's feet have priority 1) and select the feet only. Randomizing the feet
+    alone against a same-priority floor gives max(drawn, floor), which clips the low end of the range.
+    Logged: (num_envs, geoms) friction coefficients.
+    """
+    _require_kind("randomize_friction", "geoms", geoms, "geom")
+    _check_range("randomize_friction", "friction_range", friction_range, minimum=0.0)
+    value = _sample(env, (env_ids.numel(), 1), friction_range).expand(-1, geoms.count)
+    env.sim.expand("geom_friction")[env_ids[:, None], geoms.ids[None, :], 0] = value
+    _record(env, name, env_ids, value, _nominal(env, "geom_friction", geoms.ids)[:, 0])
+
+
+def randomize_added_mass(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bodies: Resolved,
+    mass_range: tuple[float, float],
+    name: str = "added_mass",
+) -> None:
+    """body_mass = nominal + U(mass_range) kg, per env and body (e.g. a payload on the trunk).
+
+    The body's inertia is scaled by new mass / current mass, i.e. the added mass is spread like the
+    body's own (uniform density), and any inertia scale drawn by randomize_inertia_scale is kept.
+    Masses are clamped to >= 1e-4 kg. Use either this term or mdp.randomize_body_mass on a body, not
+    both: each sets the mass from the nominal one. Logged: (num_envs, bodies) added kg.
+    """
+    _require_kind("randomize_added_mass", "bodies", bodies, "body")
+    _check_range("randomize_added_mass", "mass_range", mass_range)
+    rows, cols = env_ids[:, None], bodies.ids[None, :]
+    added = _sample(env, (env_ids.numel(), bodies.count), mass_range)
+    mass_field = env.sim.expand("body_mass")
+    inertia_field = env.sim.expand("body_inertia")
+    old_mass = mass_field[rows, cols]
+    new_mass = (_nominal(env, "body_mass", bodies.ids) + added).clamp_min(_MIN_MASS)
+    ratio = torch.where(old_mass > 0, new_mass / old_mass.clamp_min(_MIN_MASS), torch.ones_like(new_mass))
+    inertia_field[rows, cols] = inertia_field[rows, cols] * ratio[..., None]
+    mass_field[rows, cols] = new_mass
+    env.sim.set_const(env_ids)
+    actual = new_mass - _nominal(env, "body_mass", bodies.ids)
+    _record(env, name, env_ids, actual, torch.zeros((), device=env.device))
+
+
+def randomize_com_offset(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bodies: Resolved,
+    offset_range: tuple[float, float],
+    name: str = "com_offset",
+) -> None:
+    """body_ipos = nominal + U(offset_range) m on each of x, y, z (body frame), per env and body:
+    the centre of mass moves, the mass and principal inertia stay. Logged: (num_envs, bodies, 3) m."""
+    _require_kind("randomize_com_offset", "bodies", bodies, "body")
+    _check_range("randomize_com_offset", "offset_range", offset_range)
+    offset = _sample(env, (env_ids.numel(), bodies.count, 3), offset_range)
+    ipos = _nominal(env, "body_ipos", bodies.ids) + offset
+    env.sim.expand("body_ipos")[env_ids[:, None], bodies.ids[None, :]] = ipos
+    env.sim.set_const(env_ids)
+    _record(env, name, env_ids, offset, torch.zeros((), device=env.device))
+
+
+def randomize_inertia_scale(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bodies: Resolved,
+    scale_range: tuple[float, float],
+    name: str = "inertia_scale",
+) -> None:
+    """body_inertia = nominal * (current mass / nominal mass) * U(scale_range), one scale per env and
+    body for all three principal moments (so the inertia stays physically valid). The mass factor
+    keeps a mass drawn by randomize_added_mass / randomize_body_mass consistent, whichever runs
+    first. Logged: (num_envs, bodies) scales."""
+    _require_kind("randomize_inertia_scale", "bodies", bodies, "body")
+    _check_range("randomize_inertia_scale", "scale_range", scale_range, minimum=1e-6)
+    rows, cols = env_ids[:, None], bodies.ids[None, :]
+    scale = _sample(env, (env_ids.numel(), bodies.count), scale_range)
+    nominal_mass = _nominal(env, "body_mass", bodies.ids)
+    mass_ratio = torch.where(
+        nominal_mass > 0,
+        env.sim.expand("body_mass")[rows, cols] / nominal_mass.clamp_min(_MIN_MASS),
+        torch.ones_like(scale),
+    )
+    inertia = _nominal(env, "body_inertia", bodies.ids) * (mass_ratio * scale)[..., None]
+    env.sim.expand("body_inertia")[rows, cols] = inertia
+    env.sim.set_const(env_ids)
+    _record(env, name, env_ids, scale, torch.ones((), device=env.device))
+
+
+# ------------------------------------------------------------------------------------ actuators
+
+
+def _position_actuators(env: ManagerBasedRLEnv, term: str, actuators: Resolved) -> None:
+    """Raise unless every selected actuator is a position servo: force = kp*ctrl - kp*q - kv*qdot."""
+    model = env.sim.model
+    for name, i in zip(actuators.names, _model_ids(env, actuators), strict=True):
+        servo = (
+            model.actuator_gaintype[i] == mujoco.mjtGain.mjGAIN_FIXED
+            and model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_AFFINE
+            and model.actuator_gainprm[i, 0] == -model.actuator_biasprm[i, 1]
+            and model.actuator_biasprm[i, 0] == 0
+        )
+        if not servo:
+            raise ConfigError(f"{term}: actuator {name!r} is not a position actuator (kp, kv)")
+
+
+def randomize_pd_gains(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    actuators: Resolved,
+    kp_scale_range: tuple[float, float],
+    kd_scale_range: tuple[float, float] = (1.0, 1.0),
+    name: str = "pd_gains",
+) -> None:
+    """Position actuators: kp = nominal kp * U(kp_scale_range), kv = nominal kv * U(kd_scale_range),
+    per env and actuator. MuJoCo's position actuator computes kp*ctrl + (0, -kp, -kv)·(1, q, qdot),
+    so kp is written to actuator_gainprm[:, 0] and -kp to actuator_biasprm[:, 1] (they must agree, or
+    the target is no longer ctrl), and -kv to actuator_biasprm[:, 2].
+    Logged: "<name>/kp_scale" and "<name>/kd_scale", (num_envs, actuators) each.
+    """
+    term = "randomize_pd_gains"
+    _require_kind(term, "actuators", actuators, "actuator")
+    _check_range(term, "kp_scale_range", kp_scale_range, minimum=0.0)
+    _check_range(term, "kd_scale_range", kd_scale_range, minimum=0.0)
+    _position_actuators(env, term, actuators)
+    rows, cols = env_ids[:, None], actuators.ids[None, :]
+    shape = (env_ids.numel(), actuators.count)
+    kp_scale = _sample(env, shape, kp_scale_range)
+    kd_scale = _sample(env, shape, kd_scale_range)
+    kp = _nominal(env, "actuator_gainprm", actuators.ids)[:, 0] * kp_scale
+    bias = _nominal(env, "actuator_biasprm", actuators.ids)
+    env.sim.expand("actuator_gainprm")[rows, cols, 0] = kp
+    biasprm = env.sim.expand("actuator_biasprm")
+    biasprm[rows, cols, 1] = -kp
+    biasprm[rows, cols, 2] = bias[:, 2] * kd_scale  # = -(nominal kv * scale)
+    one = torch.ones((), device=env.device)
+    _record(env, f"{name}/kp_scale", env_ids, kp_scale, one)
+    _record(env, f"{name}/kd_scale", env_ids, kd_scale, one)
+
+
+def randomize_motor_strength(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    actuators: Resolved,
+    scale_range: tuple[float, float],
+    name: str = "motor_strength",
+) -> None:
+    """Scale what each actuator can exert by U(scale_range), per env and actuator:
+
+    - plain motors (no bias: force = gain * ctrl): actuator_gear *= scale, so both the joint torque
+      per unit of action and its limit (gear * forcerange) scale, as a weaker or stronger motor;
+    - servos (position/velocity actuators, which have a bias): actuator_forcerange *= scale, the
+      saturation torque; below it the servo's gains are unchanged (randomize_pd_gains sets those).
+      Such actuators must be force-limited (forcelimited="true"), else there is nothing to scale.
+
+    Relative to the nominal values. Logged: (num_envs, actuators) scales.
+    """
+    term = "randomize_motor_strength"
+    _require_kind(term, "actuators", actuators, "actuator")
+    _check_range(term, "scale_range", scale_range, minimum=0.0)
+    model = env.sim.model
+    motor_cols: list[int] = []
+    servo_cols: list[int] = []
+    for col, (actuator, i) in enumerate(zip(actuators.names, _model_ids(env, actuators), strict=True)):
+        if model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_NONE:
+            motor_cols.append(col)
+        elif model.actuator_forcelimited[i]:
+            servo_cols.append(col)
+        else:
+            raise ConfigError(f"{term}: actuator {actuator!r} has a bias but no forcerange to scale")
+    scale = _sample(env, (env_ids.numel(), actuators.count), scale_range)
+    for field, cols in (("actuator_gear", motor_cols), ("actuator_forcerange", servo_cols)):
+        if not cols:
+            continue
+        cols_t = torch.tensor(cols, dtype=torch.long, device=env.device)
+        ids = actuators.ids[cols_t]
+        values = _nominal(env, field, ids) * scale[:, cols_t, None]
+        env.sim.expand(field)[env_ids[:, None], ids[None, :]] = values
+    if motor_cols:
+        env.sim.set_const(env_ids)  # actuator_acc0 and actuator_length0 depend on the gear
+    _record(env, name, env_ids, scale, torch.ones((), device=env.device))
+
+
+def randomize_action_delay(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    delay_range: tuple[int, int],
+    name: str = "action_delay",
+) -> None:
+    """Actuator latency: env i's actuators receive the action from `delay` control steps ago, delay
+    drawn uniformly from the integers low..high (inclusive), per env. Sets
+    `env.action_manager.delay[env_ids]`; high must not exceed the action terms' max_delay_steps
+    (the history the action manager keeps). Logged: (num_envs,) delays in control steps."""
+    term = "randomize_action_delay"
+    low, high = int(delay_range[0]), int(delay_range[1])
+    if (low, high) != tuple(delay_range) or not 0 <= low <= high:
+        raise ConfigError(f"{term}: delay_range needs integers 0 <= low <= high, got {tuple(delay_range)}")
+    max_delay = env.action_manager.max_delay
+    if high > max_delay:
+        raise ConfigError(
+            f"{term}: delay_range high {high} exceeds the action history ({max_delay} steps); "
+            "set max_delay_steps on the action term(s)"
+        )
+    delay = torch.randint(low, high + 1, (env_ids.numel(),), generator=env.generator, device=env.device)
+    env.action_manager.delay[env_ids] = delay
+    _record(env, name, env_ids, delay, torch.zeros((), dtype=torch.long, device=env.device))

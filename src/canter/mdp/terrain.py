@@ -1,0 +1,127 @@
+"""Terrain terms: spawning on the terrain, the height scan around the base, the level curriculum.
+
+All of them also work without a terrain (`env.terrain is None`): origins are then the world origin
+and the ground is at height 0.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import torch
+
+from canter.core.errors import ConfigError
+from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
+from canter.core.rng import uniform
+from canter.managers.term import ManagerTerm, TermCfg
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+_SCAN_GRID_SIZE = (1.6, 1.0)
+_SCAN_RESOLUTION = 0.1
+
+
+def _ground_height(env: ManagerBasedRLEnv, xy: torch.Tensor) -> torch.Tensor:
+    if env.terrain is None:
+        return torch.zeros(xy.shape[:-1], dtype=xy.dtype, device=xy.device)
+    return env.terrain.height_at(xy)
+
+
+def reset_root_state_from_terrain(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    position_range: tuple[float, float] = (-0.5, 0.5),
+    yaw_range: tuple[float, float] = (-math.pi, math.pi),
+    velocity_range: tuple[float, float] = (0.0, 0.0),
+    height_offset: float = 0.0,
+) -> None:
+    """Free root at the env's terrain origin: xy = origin xy + U(position_range) per axis,
+    z = terrain height at that xy + the default pose's root height + height_offset, heading
+    rotated by U(yaw_range) from the default orientation, six velocities U(velocity_range)."""
+    n, dtype, device = env_ids.numel(), env.sim.dtype, env.device
+    default = env.scene.default_qpos[:7]
+    if env.terrain is None:
+        origin_xy = torch.zeros(n, 2, dtype=dtype, device=device)
+    else:
+        origin_xy = env.terrain.env_origins[env_ids, :2].to(dtype)
+    xy = origin_xy + uniform(*position_range, (n, 2), env.generator, device, dtype)
+    yaw = uniform(*yaw_range, (n,), env.generator, device, dtype)
+    velocity = uniform(*velocity_range, (n, 6), env.generator, device, dtype)
+    z = _ground_height(env, xy) + default[2] + height_offset
+    env.sim.qpos[env_ids, 0:2] = xy
+    env.sim.qpos[env_ids, 2] = z
+    env.sim.qpos[env_ids, 3:7] = quat_mul(quat_from_yaw(yaw), default[3:7].expand(n, 4))
+    env.sim.qvel[env_ids, 0:6] = velocity
+
+
+def scan_grid(grid_size: tuple[float, float], resolution: float) -> torch.Tensor:
+    """(num_points, 2) points of a grid_size[0] x grid_size[1] rectangle centred on the origin,
+    `resolution` apart, x-major: round(size / resolution) + 1 points per axis."""
+    axes = [
+        torch.linspace(-size / 2.0, size / 2.0, round(size / resolution) + 1, dtype=torch.float64)
+        for size in grid_size
+    ]
+    return torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).reshape(-1, 2)
+
+
+class HeightScan(ManagerTerm):
+    """(num_envs, num_points) base height above the terrain at a grid of points around the base:
+    base_z - terrain_height(p) - offset, clipped to `clip`. The grid (see `scan_grid`) is fixed in the
+    base's yaw frame (rotated by heading only, not roll or pitch); heights are interpolated bilinearly
+    from the terrain's height grid. Reads only qpos, so both backends agree."""
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        grid_size = cfg.params.get("grid_size", _SCAN_GRID_SIZE)
+        resolution = cfg.params.get("resolution", _SCAN_RESOLUTION)
+        if not resolution > 0 or not all(s >= 0 for s in grid_size):
+            raise ConfigError(
+                f"HeightScan: need resolution > 0 and grid_size >= 0, got {grid_size}, {resolution}"
+            )
+        self.points_b = scan_grid(grid_size, resolution).to(device=env.device, dtype=env.sim.dtype)
+
+    def __call__(
+        self,
+        env: ManagerBasedRLEnv,
+        grid_size: tuple[float, float] = _SCAN_GRID_SIZE,
+        resolution: float = _SCAN_RESOLUTION,
+        offset: float = 0.0,
+        clip: tuple[float, float] | None = (-1.0, 1.0),
+    ) -> torch.Tensor:
+        root_pos = env.scene.root_pos_w
+        yaw = yaw_from_quat(env.scene.root_quat_w)
+        cos, sin = torch.cos(yaw)[:, None], torch.sin(yaw)[:, None]
+        px, py = self.points_b[:, 0], self.points_b[:, 1]
+        # p_w = base_xy + R(yaw) p_b
+        points_w = torch.stack(
+            (root_pos[:, 0:1] + cos * px - sin * py, root_pos[:, 1:2] + sin * px + cos * py), dim=-1
+        )
+        scan = root_pos[:, 2:3] - _ground_height(env, points_w) - offset
+        return scan if clip is None else scan.clamp(clip[0], clip[1])
+
+
+def terrain_levels(
+    env: ManagerBasedRLEnv, env_ids: torch.Tensor, command_name: str = "base_velocity"
+) -> torch.Tensor:
+    """Game-style terrain curriculum, run on the envs about to reset. With d the distance walked
+    from the env origin this episode (root xy - origin xy):
+    move up if d > size_x / 2 (the robot walked off its sub-terrain); move down if
+    d < 0.5 |commanded xy velocity| episode_length_s and not moving up (only when the command
+    `command_name` exists). Envs that have not stepped yet this episode (the first reset) keep their
+    level. Returns the mean level over all envs."""
+    terrain = env.terrain
+    if terrain is None:
+        raise ConfigError("curriculum term terrain_levels: the env has no terrain (set EnvCfg.terrain)")
+    root_xy = env.scene.root_pos_w[env_ids, 0:2]
+    distance = torch.linalg.vector_norm(root_xy - terrain.env_origins[env_ids, 0:2].to(root_xy.dtype), dim=1)
+    stepped = env.episode_length_buf[env_ids] > 0
+    move_up = (distance > terrain.cfg.size[0] / 2.0) & stepped
+    move_down = torch.zeros_like(move_up)
+    if command_name in env.command_manager.terms:
+        command = env.command_manager.get_command(command_name)[env_ids, 0:2]
+        required = 0.5 * torch.linalg.vector_norm(command, dim=1) * env.max_episode_length_s
+        move_down = (distance < required.to(distance.dtype)) & ~move_up & stepped
+    terrain.update_levels(env_ids, move_up, move_down, env.generator)
+    return terrain.terrain_levels.float().mean()
