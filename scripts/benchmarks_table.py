@@ -17,7 +17,7 @@ def env_rows(out: Path) -> list[str]:
     rows = ["| task (model) | backend | envs | threads | raw Batch steps/s (min–max) | Canter env steps/s (min–max) | env / raw (min–max) |",
             "|---|---|---|---|---|---|---|"]
     for name in ("env_ant_256.json", "env_ant_1024.json", "env_ant_4096.json", "env_gymant_1024.json",
-                 "env_cartpole_1024.json", "env_ant_warp_256.json"):
+                 "env_cartpole_1024.json", "env_dog_1024.json", "env_ant_warp_256.json"):
         r = load(out, name)
         if not isinstance(r, dict):
             continue
@@ -34,7 +34,7 @@ def env_rows(out: Path) -> list[str]:
 def train_rows(out: Path) -> list[str]:
     rows = ["| run | envs | step FPS | step+inference FPS | total FPS | iteration (s) | iterations |", "|---|---|---|---|---|---|---|"]
     for name, label in (("train_gymant.json", "ant-classic on Gymnasium's ant.xml"), ("train_ant_eager.json", "ant, eager"),
-                        ("train_ant_compile.json", "ant, torch.compile")):
+                        ("train_ant_compile.json", "ant, torch.compile"), ("train_dog.json", "dog-flat")):
         r = load(out, name)
         if isinstance(r, dict):
             rows.append(f"| {label} | {r['num_envs']} | {r['step_fps']:,.0f} | {r['step_inference_fps']:,.0f} | {r['total_fps']:,.0f} | "

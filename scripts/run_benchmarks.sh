@@ -20,6 +20,8 @@ log "bench env cartpole N=1024"
 canter bench env --task cartpole --num-envs 1024 --json > "$OUT/env_cartpole_1024.json"
 log "bench env ant warp (Warp CPU device) N=256"
 canter bench env --task ant --num-envs 256 --backend warp --repeats 3 --seconds 2 --json > "$OUT/env_ant_warp_256.json"
+log "bench env dog-flat N=1024 (the quadruped)"
+canter bench env --task dog-flat --num-envs 1024 --json > "$OUT/env_dog_1024.json"
 log "bench memory"
 canter bench memory --task ant --json > "$OUT/memory_ant.json"
 
@@ -32,7 +34,10 @@ log "bench train ant-classic on Gymnasium's ant.xml (60 s)"
 canter bench train --task ant-classic --model "$GYM_ANT" --seconds 60 --json > "$OUT/train_gymant.json"
 log "bench train ant (60 s), eager vs torch.compile"
 canter bench train --task ant --seconds 60 --json > "$OUT/train_ant_eager.json"
-canter bench train --task ant --seconds 60 --agent.algo.compile True --json > "$OUT/train_ant_compile.json"
+canter bench train --task ant --seconds 60 --agent.algo.compile --json > "$OUT/train_ant_compile.json"
+
+log "bench train dog-flat (60 s)"
+canter bench train --task dog-flat --seconds 60 --json > "$OUT/train_dog.json"
 
 for m in $SB3_MINUTES; do
   log "bench sb3 $m min"

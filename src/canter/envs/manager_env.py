@@ -102,13 +102,15 @@ class ManagerBasedRLEnv:
         self.common_step_counter += 1
 
         terminated, truncated = self.termination_manager.compute()
-        truncated |= self.episode_length_buf >= self.max_episode_length
-        nonfinite = self.sim.nonfinite
-        # an env the NaN guard caught ends as terminal: its last transition is not bootstrapped
-        terminated = terminated | nonfinite
-        truncated = truncated & ~terminated
-        reward = self.reward_manager.compute(self.step_dt)
-        reward = torch.where(nonfinite | ~torch.isfinite(reward), torch.zeros_like(reward), reward)
+        reward = self.reward_manager.compute(self.step_dt)  # non-finite term values count as 0
+        if self.sim.any_nonfinite:
+            # an env the NaN guard caught ends as terminal (no bootstrap) and earns nothing
+            nonfinite = self.sim.nonfinite
+            terminated = terminated | nonfinite
+            truncated = truncated & ~terminated
+            reward = reward.masked_fill(nonfinite, 0.0)
+        else:  # fresh tensors for the caller: the manager reuses its buffers
+            terminated, truncated, reward = terminated.clone(), truncated.clone(), reward.clone()
         self.episode_return += reward
 
         done = terminated | truncated

@@ -107,24 +107,31 @@ class ObservationManager:
         return out
 
     def _compute_group(self, group_name: str, terms: list[_Term]) -> torch.Tensor:
+        """Each term is written (and cast to float32) straight into its columns of a new output
+        tensor, then processed in place there: one copy per term, no concatenation."""
         corrupt = self.cfg[group_name].enable_corruption
-        parts = []
+        out = torch.empty(self.env.num_envs, self.group_dims[group_name], device=self.env.device)
+        start = 0
         for term in terms:
-            value = term.func(self.env, **term.params).to(torch.float32)
+            value = term.func(self.env, **term.params)
+            columns = out[:, start : start + term.dim]
+            columns.copy_(value)
             if corrupt and term.cfg.noise is not None:
-                value = value + self._noise(term.cfg.noise, value)
+                columns += self._noise(term.cfg.noise, columns)
             if term.cfg.clip is not None:
-                value = value.clamp(term.cfg.clip[0], term.cfg.clip[1])
+                columns.clamp_(term.cfg.clip[0], term.cfg.clip[1])
             if term.cfg.scale is not None:
-                value = value * term.cfg.scale
+                columns.mul_(term.cfg.scale)
             if term.history is not None:
                 # newest last; rows that just reset see their first value in every slot
-                rolled = torch.cat((term.history[:, 1:], value.unsqueeze(1)), dim=1)
-                filled = value.unsqueeze(1).expand_as(term.history)
+                rolled = torch.cat((term.history[:, 1:], columns.unsqueeze(1)), dim=1)
+                filled = columns.unsqueeze(1).expand_as(term.history)
                 term.history.copy_(torch.where(self._fresh[:, None, None], filled, rolled))
-                value = term.history.flatten(1)
-            parts.append(value)
-        return torch.cat(parts, dim=1) if len(parts) > 1 else parts[0]
+                out[:, start : start + term.dim * term.cfg.history_length] = term.history.flatten(1)
+                start += term.dim * term.cfg.history_length
+            else:
+                start += term.dim
+        return out
 
     def _noise(self, noise: NoiseCfg, like: torch.Tensor) -> torch.Tensor:
         generator = self.env.generator

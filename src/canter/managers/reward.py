@@ -36,27 +36,35 @@ class RewardManager:
         self.episode_sums = torch.zeros(len(self.names), n, device=env.device)
         # the latest weighted per-step value of each term, (num_terms, num_envs)
         self.step_values = torch.zeros(len(self.names), n, device=env.device)
+        self._log_keys = [f"Episode_Reward/{name}" for name in self.names]
+        self._active = [self.weights[name] != 0.0 for name in self.names]
+        self._scale_cache: tuple[float, torch.Tensor] | None = None
         print_table(
             console, "Active Reward Terms", ("Name", "Weight"), [(k, v) for k, v in self.weights.items()]
         )
 
     def compute(self, dt: float) -> torch.Tensor:
         """(num_envs,) float32 reward of this env step."""
-        for index, (name, (func, params)) in enumerate(zip(self.names, self._terms, strict=True)):
-            weight = self.weights[name]
-            if weight == 0.0:
-                self.step_values[index].zero_()
-                continue
-            self.step_values[index] = func(self.env, **params).to(torch.float32) * (weight * dt)
+        for index, (func, params) in enumerate(self._terms):
+            if self._active[index]:
+                self.step_values[index].copy_(func(self.env, **params))
+        # step_values[i] = weight_i * term_i * dt; inactive (zero-weight) rows stay zero
+        self.step_values.mul_(self._scale(dt))
+        torch.nan_to_num_(self.step_values, nan=0.0, posinf=0.0, neginf=0.0)  # a broken env earns nothing
         torch.sum(self.step_values, dim=0, out=self.reward)
         self.episode_sums += self.step_values
         return self.reward
 
+    def _scale(self, dt: float) -> torch.Tensor:
+        if self._scale_cache is None or self._scale_cache[0] != dt:
+            weights = torch.tensor([self.weights[name] * dt for name in self.names], device=self.env.device)
+            self._scale_cache = (dt, weights[:, None])
+        return self._scale_cache[1]
+
     def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """Episode means per second of each term over the envs that reset; clears their sums."""
-        seconds = self.env.max_episode_length_s
-        sums = self.episode_sums[:, env_ids]
-        logs = {f"Episode_Reward/{name}": sums[i].mean() / seconds for i, name in enumerate(self.names)}
+        means = self.episode_sums[:, env_ids].mean(dim=1) / self.env.max_episode_length_s
+        logs = dict(zip(self._log_keys, means.unbind(0), strict=True))
         self.episode_sums[:, env_ids] = 0.0
         for func, _ in self._terms:
             if isinstance(func, ManagerTerm):
@@ -67,6 +75,8 @@ class RewardManager:
         if name not in self.weights:
             raise ConfigError(f"reward term {name!r} does not exist (have: {', '.join(self.names)})")
         self.weights[name] = float(weight)
+        self._active = [self.weights[n] != 0.0 for n in self.names]
+        self._scale_cache = None
 
     def state_dict(self) -> dict[str, Any]:
         state: dict[str, Any] = {"episode_sums": self.episode_sums.clone(), "weights": dict(self.weights)}
@@ -78,6 +88,8 @@ class RewardManager:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.episode_sums.copy_(state["episode_sums"])
         self.weights.update(state["weights"])
+        self._active = [self.weights[n] != 0.0 for n in self.names]
+        self._scale_cache = None
         for name, (func, _) in zip(self.names, self._terms, strict=True):
             if isinstance(func, ManagerTerm):
                 func.load_state_dict(state[f"term/{name}"])

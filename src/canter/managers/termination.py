@@ -33,6 +33,7 @@ class TerminationManager:
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.truncated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.term_dones = torch.zeros(len(self.names), n, dtype=torch.bool, device=env.device)
+        self._log_keys = [f"Episode_Termination/{name}" for name in self.names]
         print_table(
             console,
             "Active Termination Terms",
@@ -52,13 +53,15 @@ class TerminationManager:
                 self.truncated |= done
             else:
                 self.terminated |= done
+        # the episode length always bounds an episode, whatever the time-out term says
+        self.truncated |= self.env.episode_length_buf >= self.env.max_episode_length
         self.truncated &= ~self.terminated
         return self.terminated, self.truncated
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """Fraction of the resetting envs ended by each term."""
-        done = self.term_dones[:, env_ids].float()
-        return {f"Episode_Termination/{name}": done[i].mean() for i, name in enumerate(self.names)}
+        fractions = self.term_dones[:, env_ids].float().mean(dim=1)
+        return dict(zip(self._log_keys, fractions.unbind(0), strict=True))
 
     def state_dict(self) -> dict[str, Any]:
         return {}

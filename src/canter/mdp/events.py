@@ -31,16 +31,22 @@ def reset_joints_by_offset(
 ) -> None:
     """q = q_default + U(position_range), qd = U(velocity_range), clamped to the joint ranges."""
     scene = env.scene
-    qpos_adr = scene.joint_qpos_adr if joints is None else joints.qpos_adr
-    dof_adr = scene.joint_dof_adr if joints is None else joints.dof_adr
-    cols = torch.searchsorted(scene.joint_qpos_adr, qpos_adr)
-    shape = (env_ids.numel(), qpos_adr.numel())
-    q = scene.default_joint_pos[cols] + _uniform(env, shape, position_range)
-    limits = scene.joint_limits[cols]
-    limited = scene.joint_limited[cols]
-    q = torch.where(limited, torch.minimum(torch.maximum(q, limits[:, 0]), limits[:, 1]), q)
-    env.sim.qpos[env_ids[:, None], qpos_adr[None, :]] = q
-    env.sim.qvel[env_ids[:, None], dof_adr[None, :]] = _uniform(env, shape, velocity_range)
+    shape = (env_ids.numel(), scene.joint_qpos_adr.numel() if joints is None else joints.count)
+    noise = _uniform(env, shape, position_range)
+    velocity = _uniform(env, shape, velocity_range)
+    if joints is None:  # every joint: the scene's own tensors, no lookups
+        q = scene.default_joint_pos + noise
+        low, high, limited = scene.joint_limits[:, 0], scene.joint_limits[:, 1], scene.joint_limited
+        qpos_adr, dof_adr = scene.joint_qpos_adr, scene.joint_dof_adr
+    else:
+        cols = torch.searchsorted(scene.joint_qpos_adr, joints.qpos_adr)
+        q = scene.default_joint_pos[cols] + noise
+        low, high, limited = scene.joint_limits[cols, 0], scene.joint_limits[cols, 1], scene.joint_limited[cols]
+        qpos_adr, dof_adr = joints.qpos_adr, joints.dof_adr
+    q = torch.where(limited, torch.clamp(q, low, high), q)
+    rows = env_ids[:, None]
+    env.sim.qpos[rows, qpos_adr[None, :]] = q
+    env.sim.qvel[rows, dof_adr[None, :]] = velocity
 
 
 def reset_root_state_uniform(

@@ -18,7 +18,9 @@ if TYPE_CHECKING:
 
 
 def _readings(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
-    return env.sim.sensordata[:, sensors.data_adr]
+    if sensors.data_slice is not None:
+        return env.sim.sensordata[:, sensors.data_slice]
+    return env.sim.sensordata.index_select(1, sensors.data_adr)
 
 
 def contact_states(env: ManagerBasedRLEnv, sensors: Resolved, threshold: float = 1.0) -> torch.Tensor:
@@ -122,3 +124,28 @@ def geom_friction(env: ManagerBasedRLEnv, geoms: Resolved) -> torch.Tensor:
 
 def _is_expanded(env: ManagerBasedRLEnv, name: str) -> bool:
     return env.sim.is_expanded(name)
+
+
+def command_velocity_curriculum(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    command_name: str,
+    reward_term: str,
+    max_lin_vel_x: tuple[float, float],
+    step: float = 0.1,
+    threshold: float = 0.8,
+) -> torch.Tensor:
+    """Widen the forward-velocity command range by `step` (up to max_lin_vel_x) each time the
+    resetting envs tracked well: their mean episode sum of `reward_term` exceeds `threshold` of its
+    best possible value (weight * episode length). Returns the current upper bound (logged)."""
+    term = env.command_manager.terms[command_name]
+    cfg = term.cfg
+    index = env.reward_manager.names.index(reward_term)
+    weight = env.reward_manager.weights[reward_term]
+    best = weight * env.max_episode_length_s
+    mean_sum = env.reward_manager.episode_sums[index, env_ids].mean()
+    # a host read once per reset batch, to change a Python-side range
+    if env_ids.numel() > 0 and float(mean_sum) > threshold * best:
+        low, high = cfg.lin_vel_x  # type: ignore[attr-defined]
+        cfg.lin_vel_x = (max(low - step, max_lin_vel_x[0]), min(high + step, max_lin_vel_x[1]))  # type: ignore[attr-defined]
+    return torch.tensor(cfg.lin_vel_x[1], device=env.device)  # type: ignore[attr-defined]

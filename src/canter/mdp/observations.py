@@ -75,7 +75,9 @@ def generated_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tenso
 
 def sensor(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
     """Readings of MJCF sensors, concatenated in model order (see SimCfg.sensor_stage for timing)."""
-    return env.sim.sensordata[:, sensors.data_adr]
+    if sensors.data_slice is not None:
+        return env.sim.sensordata[:, sensors.data_slice]
+    return env.sim.sensordata.index_select(1, sensors.data_adr)
 
 
 def root_quat_w(env: ManagerBasedRLEnv) -> torch.Tensor:

@@ -59,8 +59,7 @@ def joint_pos_limits(env: ManagerBasedRLEnv, soft_ratio: float = 0.99) -> torch.
 
 def joint_power_l1(env: ManagerBasedRLEnv) -> torch.Tensor:
     """sum_j |a_j * qd_j| over the joints the actuators drive: an energy proxy (Isaac Lab's 'energy')."""
-    actuated = env.scene.joint_vel[:, env.scene.actuator_joint_cols]
-    return torch.sum(torch.abs(env.action_manager.action * actuated.float()), dim=1)
+    return torch.sum(torch.abs(env.action_manager.action * env.scene.actuated_joint_vel), dim=1)
 
 
 def lin_vel_z_l2(env: ManagerBasedRLEnv) -> torch.Tensor:

@@ -88,6 +88,8 @@ class Resolved:
                 start = int(model.sensor_adr[i])
                 adr.extend(range(start, start + int(model.sensor_dim[i])))
             self.data_adr = torch.tensor(adr, dtype=torch.long, device=device)
+            # consecutive readings (the usual case) are read as a zero-copy slice, not a gather
+            self.data_slice = slice(adr[0], adr[-1] + 1) if adr and adr == list(range(adr[0], adr[0] + len(adr))) else None
 
     def __repr__(self) -> str:
         return f"Resolved({self.kind}: {', '.join(self.names)})"

@@ -55,6 +55,7 @@ class Scene:
         self.actuator_joint_cols = torch.tensor(
             [column.get(int(model.actuator_trnid[a, 0]), -1) for a in range(model.nu)], dtype=torch.long
         ).to(self.device)
+        self._actuated_all_in_order = self.actuator_joint_cols.tolist() == list(range(len(self.joint_ids)))
         self.gravity_dir_w = torch.tensor(_GRAVITY_DIR, dtype=dtype, device=self.device).expand(
             self.num_envs, 3
         )
@@ -78,6 +79,10 @@ class Scene:
         """Drop per-step cached values; the env calls this after every physics step and reset."""
         self._cache.clear()
 
+    def cached(self, key: str, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """`compute()`, evaluated once per step: terms share derived quantities through this."""
+        return self._cached(key, compute)
+
     def _cached(self, key: str, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
         value = self._cache.get(key)
         if value is None:
@@ -99,6 +104,20 @@ class Scene:
         if self._dof_slice is not None:
             return self.sim.qvel[:, self._dof_slice]
         return self._cached("joint_vel", lambda: self.sim.qvel[:, self.joint_dof_adr])
+
+    @property
+    def actuated_joint_vel(self) -> torch.Tensor:
+        """(num_envs, nu) velocity of the joint each actuator drives (0 where it drives none)."""
+        if self._actuated_all_in_order:
+            return self.joint_vel
+        return self._cached(
+            "actuated_joint_vel",
+            lambda: torch.where(
+                self.actuator_joint_cols >= 0,
+                self.joint_vel.index_select(1, self.actuator_joint_cols.clamp_min(0)),
+                torch.zeros((), dtype=self.sim.dtype, device=self.device),
+            ),
+        )
 
     # --- free root ----------------------------------------------------------------------------
     def _require_root(self) -> None:

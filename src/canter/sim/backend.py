@@ -40,6 +40,11 @@ class Simulator(ABC):
         return float(self.model.opt.timestep)
 
     @property
+    def any_nonfinite(self) -> bool:
+        """Whether the last step caught any env (a host read; backends may answer from a flag)."""
+        return bool(self.nonfinite.any())
+
+    @property
     def default_qpos(self) -> torch.Tensor:
         """(nq,) the configuration resets start from: the default keyframe's qpos, else qpos0.
         (qpos0 itself cannot be moved: MuJoCo measures hinge angles relative to it.)"""

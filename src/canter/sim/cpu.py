@@ -57,7 +57,11 @@ class CpuSimulator(Simulator):
         self.sensordata = _view(self.batch.bind("sensordata"))
         self._warning_count = _view(self.batch.warning)[:, _UNSTABLE_WARNINGS, 1]
         self._warnings_seen = self._warning_count.sum(dim=1)
-        self._state = _view(self.batch.state)
+        self._warning_numbers = self.batch.warning[:, _UNSTABLE_WARNINGS, 1]
+        self._warnings_total = int(self._warning_numbers.sum())
+        self._any_nonfinite = False
+        self._state_np = self.batch.state
+        self._state = _view(self._state_np)
         # the model-default integration state (qpos0, zero velocities, time 0, ...), written into
         # the rows of resetting envs: a row copy instead of a call into the batch
         self.batch.reset(ids=np.array([0]), stage=int(mujoco.mjtStage.mjSTAGE_NONE))
@@ -71,18 +75,31 @@ class CpuSimulator(Simulator):
             self.batch.step(nstep=nstep, stage=self._stage)
         except SimulationError as err:  # those sims kept their pre-call state; treat them as broken
             failed = np.asarray(err.ids)
+        # fast path: two scalar reductions (NaN and Inf survive a sum; MuJoCo counts the unstable
+        # states it reset in its warnings); the per-env check runs only when one of them fires
+        warnings_total = int(self._warning_numbers.sum())
+        if failed is None and warnings_total == self._warnings_total and np.isfinite(self._state_np.sum()):
+            if self._any_nonfinite:
+                self.nonfinite = torch.zeros(self.num_envs, dtype=torch.bool)
+                self._any_nonfinite = False
+            return
+        self._warnings_total = warnings_total
         warnings_now = self._warning_count.sum(dim=1)
-        # one reduction over each contiguous state row: NaN and Inf survive the sum
         bad = ~torch.isfinite(self._state.sum(dim=1)) | (warnings_now != self._warnings_seen)
         self._warnings_seen = warnings_now
         if failed is not None:
             bad[torch.from_numpy(failed).long()] = True
         self.nonfinite = bad
-        if bool(bad.any()):
+        self._any_nonfinite = bool(bad.any())
+        if self._any_nonfinite:
             ids = bad.nonzero().squeeze(1)
             self.nonfinite_total += ids.numel()
             self.reset(ids)
             self.forward(ids)
+
+    @property
+    def any_nonfinite(self) -> bool:
+        return self._any_nonfinite
 
     def set_default_keyframe(self, key: int) -> None:
         self.default_key = int(key)
@@ -136,6 +153,7 @@ class CpuSimulator(Simulator):
         self._state.copy_(state["state"])
         self.nonfinite_total.copy_(state["nonfinite_total"])
         self._warnings_seen = self._warning_count.sum(dim=1)
+        self._warnings_total = int(self._warning_numbers.sum())
         self.batch.forward(stage=int(mujoco.mjtStage.mjSTAGE_ACC))
 
     def model_bytes(self) -> int:

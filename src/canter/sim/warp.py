@@ -41,10 +41,14 @@ import warnings
 from collections.abc import Callable, Iterator
 
 import mujoco
-import mujoco_warp as mjw
 import numpy as np
 import torch
 import warp as wp
+
+# Warp prints a banner and a line per kernel module it loads, on stdout; keep the console and JSON
+# output of Canter's commands clean (set before mujoco_warp is imported, which initializes Warp)
+wp.config.quiet = True
+import mujoco_warp as mjw  # noqa: E402
 
 from canter.core.errors import ConfigError
 from canter.sim.backend import Simulator
@@ -169,8 +173,6 @@ class WarpSimulator(Simulator):
             )
         elif device.type != "cpu":
             raise ConfigError(f"sim.backend: 'warp' runs on cpu or cuda devices, not {device}")
-        # Warp prints a line per kernel module it loads; keep the training console readable
-        wp.config.quiet = True
         wp.init()
         self.model = model
         self.cfg = cfg

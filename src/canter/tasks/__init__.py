@@ -8,7 +8,7 @@ from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
 from canter.tasks.dog.agent_cfg import dog_agent_cfg
-from canter.tasks.dog.env_cfg import dog_flat_env_cfg
+from canter.tasks.dog.env_cfg import dog_flat_dr_env_cfg, dog_flat_env_cfg, dog_rough_env_cfg
 
 REGISTRY = Registry(
     [
@@ -35,6 +35,18 @@ REGISTRY = Registry(
             name="dog-flat",
             description="A 12-DoF quadruped (our MJCF) tracks commanded planar and yaw velocities on flat ground.",
             env_cfg=dog_flat_env_cfg,
+            agent_cfg=dog_agent_cfg,
+        ),
+        TaskSpec(
+            name="dog-flat-dr",
+            description="dog-flat with domain randomization (friction, mass, CoM, inertia, gains, strength, latency).",
+            env_cfg=dog_flat_dr_env_cfg,
+            agent_cfg=dog_agent_cfg,
+        ),
+        TaskSpec(
+            name="dog-rough",
+            description="The dog over generated terrain: curriculum, height scan, domain randomization.",
+            env_cfg=dog_rough_env_cfg,
             agent_cfg=dog_agent_cfg,
         ),
     ]

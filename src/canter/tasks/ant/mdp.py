@@ -47,9 +47,9 @@ def angle_to_target(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 def _axis(env: ManagerBasedRLEnv, index: int) -> torch.Tensor:
-    axis = torch.zeros(env.num_envs, 3, dtype=env.sim.dtype, device=env.device)
-    axis[:, index] = 1.0
-    return axis
+    axis = torch.zeros(3, dtype=env.sim.dtype, device=env.device)
+    axis[index] = 1.0
+    return axis.expand(env.num_envs, 3)
 
 
 class Progress(ManagerTerm):

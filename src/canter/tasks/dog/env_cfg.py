@@ -9,14 +9,16 @@ from canter import mdp
 from canter.envs.env_cfg import EnvCfg
 from canter.managers.action import joint_position_action
 from canter.managers.command import UniformVelocityCommandCfg
+from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
 from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import locomotion
-from canter.scene.entity import bodies, geoms, sensors
+from canter.scene.entity import actuators, bodies, geoms, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path
+from canter.terrains import rough_terrain_cfg
 
 FEET_TOUCH = sensors(".*_touch")
 THIGH_CONTACTS = sensors(".*_thigh_contact")
@@ -109,3 +111,55 @@ def dog_flat_env_cfg() -> EnvCfg:
             "bad_orientation": TerminationTermCfg(func=mdp.bad_orientation, params={"limit_angle": 1.0}),
         },
     )
+
+
+def _domain_randomization(cfg: EnvCfg) -> None:
+    """Seed 004's list, sampled per episode at reset: friction, mass, CoM, inertia, gains, motor
+    strength, actuator latency; sensor noise is in the observation terms, pushes are interval events."""
+    cfg.actions["joint_pos"].max_delay_steps = 2
+    reset = {
+        "foot_friction": (mdp.randomize_friction, {"geoms": geoms(".*_foot"), "friction_range": (0.4, 1.25)}),
+        "trunk_mass": (mdp.randomize_added_mass, {"bodies": bodies("trunk"), "mass_range": (-1.0, 2.0)}),
+        "trunk_com": (mdp.randomize_com_offset, {"bodies": bodies("trunk"), "offset_range": (-0.02, 0.02)}),
+        "inertia": (mdp.randomize_inertia_scale, {"bodies": bodies(".*"), "scale_range": (0.9, 1.1)}),
+        "pd_gains": (mdp.randomize_pd_gains, {"actuators": actuators(), "kp_scale_range": (0.9, 1.1), "kd_scale_range": (0.8, 1.2)}),
+        "motor_strength": (mdp.randomize_motor_strength, {"actuators": actuators(), "scale_range": (0.9, 1.1)}),
+        "action_delay": (mdp.randomize_action_delay, {"delay_range": (0, 2)}),
+    }
+    for name, (func, params) in reset.items():
+        cfg.events[name] = EventTermCfg(func=func, mode="reset", params=params)
+
+
+def dog_flat_dr_env_cfg() -> EnvCfg:
+    """dog-flat with domain randomization at every reset."""
+    cfg = dog_flat_env_cfg()
+    _domain_randomization(cfg)
+    return cfg
+
+
+def dog_rough_env_cfg() -> EnvCfg:
+    """Velocity tracking over generated terrain with a game-style curriculum, a height scan in the
+    observations, a command curriculum and domain randomization."""
+    cfg = dog_flat_env_cfg()
+    cfg.terrain = rough_terrain_cfg()
+    cfg.events["reset_base"] = EventTermCfg(
+        func=mdp.reset_root_state_from_terrain,
+        mode="reset",
+        params={"position_range": (-0.5, 0.5), "yaw_range": (-math.pi, math.pi), "velocity_range": (-0.2, 0.2), "height_offset": 0.05},
+    )
+    scan = ObsTermCfg(func=mdp.HeightScan, params={"grid_size": (1.6, 1.0), "resolution": 0.1}, noise=unoise(0.1), clip=(-1.0, 1.0))
+    cfg.observations["policy"].terms["height_scan"] = scan
+    cfg.observations["critic"].terms["height_scan"] = ObsTermCfg(func=mdp.HeightScan, params=dict(scan.params), clip=(-1.0, 1.0))
+    cfg.rewards["flat_orientation"].weight = 0.0
+    cfg.rewards["base_height"].weight = 0.0
+    command = cfg.commands["base_velocity"]
+    command.lin_vel_x = (-0.5, 0.5)  # type: ignore[attr-defined]
+    cfg.curriculum = {
+        "terrain_levels": CurriculumTermCfg(func=mdp.terrain_levels, params={"command_name": "base_velocity"}),
+        "command_range": CurriculumTermCfg(
+            func=locomotion.command_velocity_curriculum,
+            params={"command_name": "base_velocity", "reward_term": "track_lin_vel_xy", "max_lin_vel_x": (-1.5, 1.5)},
+        ),
+    }
+    _domain_randomization(cfg)
+    return cfg
