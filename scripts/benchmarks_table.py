@@ -10,7 +10,10 @@ from pathlib import Path
 
 def load(out: Path, name: str) -> dict | list | None:
     path = out / name
-    return json.loads(path.read_text()) if path.is_file() else None
+    try:
+        return json.loads(path.read_text()) if path.is_file() else None
+    except ValueError:  # still being written, or the run failed
+        return None
 
 
 def env_rows(out: Path) -> list[str]:
@@ -21,7 +24,7 @@ def env_rows(out: Path) -> list[str]:
         r = load(out, name)
         if not isinstance(r, dict):
             continue
-        model = Path(r["model_path"]).name
+        model = ("Gymnasium's " if "gymnasium" in r["model_path"] else "canter/assets/") + Path(r["model_path"]).name
         rows.append(
             f"| {r['task']} ({model}) | {r['backend']} | {r['num_envs']} | {r['threads']} | "
             f"{r['raw_rollout_steps_per_s']:,.0f} ({r['raw_rollout_steps_per_s_min']:,.0f}–{r['raw_rollout_steps_per_s_max']:,.0f}) | "

@@ -152,7 +152,7 @@ def run_sb3_compare(minutes: float, canter_envs: int, sb3_envs: int, seed: int, 
         "sb3": sb3,
         "speedup_frames": canter["frames_per_s"] / sb3["frames_per_s"],
         "canter_fraction_of_raw": canter["frames_per_s"] / raw,
-        **machine_info(),
+        "machine": machine_info(),
     }
 
 

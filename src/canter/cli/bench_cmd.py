@@ -186,7 +186,8 @@ def _sb3(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    table = Table(title=f"Ant, {args.minutes:g} min each, {result['cpu']} ({result['cores']} cores)", title_justify="left")
+    machine = result["machine"]
+    table = Table(title=f"Ant, {args.minutes:g} min each, {machine['cpu']} ({machine['cores']} cores)", title_justify="left")
     for column in ("", "frames/s", "eval return (mean ± std)"):
         table.add_column(column, justify="right")
     table.add_row("raw mujoco.batch.Batch", f"{result['raw_batch_steps_per_s']:,.0f}", "-")

@@ -52,7 +52,10 @@ def parse_train_args(task: str, argv: list[str]) -> TrainArgs:
     if spec.agent_cfg is None:
         raise CanterError(f"task {task!r} has no agent config to train with")
     default = TrainArgs(env=spec.env_cfg(), agent=spec.agent_cfg())
-    args = tyro.cli(TrainArgs, default=default, args=argv, prog=f"canter train {task}")
+    # AvoidSubcommands: optional nested configs (noise, terrain) are plain flags, not subcommands
+    args = tyro.cli(
+        TrainArgs, default=default, args=argv, prog=f"canter train {task}", config=(tyro.conf.AvoidSubcommands,)
+    )
     apply_shortcuts(args)
     return args
 

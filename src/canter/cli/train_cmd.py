@@ -122,16 +122,22 @@ class EvalArgs:
     json: bool = False
 
 
-def evaluate(runner: OnPolicyRunner, episodes: int) -> dict[str, float]:
-    """Run the deterministic policy until `episodes` episodes have ended; their statistics."""
+def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, float]:
+    """Run the deterministic policy until `episodes` episodes have ended; their statistics, plus the
+    mean over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors)."""
     env, policy = runner.env, runner.algorithm.policy
     obs, _ = env.reset()
     returns: list[torch.Tensor] = []
     lengths: list[torch.Tensor] = []
-    count = 0
+    metric_sums: dict[str, torch.Tensor] = {}
+    count = steps = 0
     with torch.no_grad(), torch_threads(runner.rollout_threads):
         while count < episodes:
             obs, _, terminated, truncated, extras = env.step(policy.act_inference(obs))
+            if metrics is not None:
+                for name, value in metrics(env).items():
+                    metric_sums[name] = metric_sums.get(name, 0.0) + value.double().mean()
+                steps += 1
             done = terminated | truncated
             policy.reset(done)
             if bool(done.any()):
@@ -140,8 +146,10 @@ def evaluate(runner: OnPolicyRunner, episodes: int) -> dict[str, float]:
                 count += int(done.sum())
     r = torch.cat(returns)[:episodes].double()
     n = torch.cat(lengths)[:episodes].double()
-    return {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
-            "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
+    result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
+              "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
+    result.update({name: float(total) / steps for name, total in metric_sums.items()})
+    return result
 
 
 def eval_main(argv: list[str]) -> int:
@@ -150,8 +158,8 @@ def eval_main(argv: list[str]) -> int:
         raise CanterError("--episodes must be >= 1")
     _, runner = load_run(Path(args.run_dir), args.num_envs, args.checkpoint)
     task = read_command(Path(args.run_dir))[0]
-    result = evaluate(runner, args.episodes)
     spec = REGISTRY.get(task)
+    result = evaluate(runner, args.episodes, spec.metrics)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task  # type: ignore[assignment]
     if args.json:
@@ -159,6 +167,9 @@ def eval_main(argv: list[str]) -> int:
     else:
         Console().print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
                         f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
+        for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
+                                          "mean_episode_length", "max_return", "task"}):
+            Console().print(f"  {name}: {result[name]:.4f}")
     return 0
 
 

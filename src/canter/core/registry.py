@@ -18,6 +18,7 @@ class TaskSpec:
 
     env_cfg: returns a fresh EnvCfg each call. agent_cfg: returns a fresh agent config each call.
     max_return: the best return an episode can reach, where the task has one (for eval), else None.
+    metrics: env -> {name: (num_envs,) tensor} measured every eval step and averaged (task metrics).
     """
 
     name: str
@@ -25,6 +26,8 @@ class TaskSpec:
     env_cfg: Callable[[], EnvCfg]
     agent_cfg: Callable[[], Any] | None = None
     max_return: float | None = None
+    # per-step quantities `canter eval` averages over the evaluation, each (num_envs,) (e.g. errors)
+    metrics: Callable[[Any], dict[str, Any]] | None = None
 
 
 class Registry:

@@ -149,3 +149,16 @@ def command_velocity_curriculum(
         low, high = cfg.lin_vel_x  # type: ignore[attr-defined]
         cfg.lin_vel_x = (max(low - step, max_lin_vel_x[0]), min(high + step, max_lin_vel_x[1]))  # type: ignore[attr-defined]
     return torch.tensor(cfg.lin_vel_x[1], device=env.device)  # type: ignore[attr-defined]
+
+
+def velocity_tracking_errors(env: ManagerBasedRLEnv, command_name: str = "base_velocity") -> dict[str, torch.Tensor]:
+    """Per-env absolute tracking errors of this step: forward and lateral speed (m/s, body frame)
+    and yaw rate (rad/s) against the command — what `canter eval` reports for velocity tasks."""
+    command = env.command_manager.get_command(command_name)
+    lin = env.scene.root_lin_vel_b.float()
+    yaw_rate = env.scene.root_ang_vel_b[:, 2].float()
+    return {
+        "lin_vel_x_abs_error": (lin[:, 0] - command[:, 0]).abs(),
+        "lin_vel_y_abs_error": (lin[:, 1] - command[:, 1]).abs(),
+        "yaw_rate_abs_error": (yaw_rate - command[:, 2]).abs(),
+    }

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -186,7 +185,3 @@ def _sync(device: torch.device) -> None:
     """Make wall-clock timing honest on asynchronous devices (a no-op on the CPU)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def policy_from_checkpoint(payload: dict[str, Any]) -> dict[str, Any]:
-    return payload["algorithm"]["policy"]

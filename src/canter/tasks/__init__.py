@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from canter.core.registry import Registry, TaskSpec
+from canter.mdp.locomotion import velocity_tracking_errors
 from canter.tasks.ant.agent_cfg import ant_agent_cfg
 from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
@@ -36,18 +37,21 @@ REGISTRY = Registry(
             description="A 12-DoF quadruped (our MJCF) tracks commanded planar and yaw velocities on flat ground.",
             env_cfg=dog_flat_env_cfg,
             agent_cfg=dog_agent_cfg,
+            metrics=velocity_tracking_errors,
         ),
         TaskSpec(
             name="dog-flat-dr",
             description="dog-flat with domain randomization (friction, mass, CoM, inertia, gains, strength, latency).",
             env_cfg=dog_flat_dr_env_cfg,
             agent_cfg=dog_agent_cfg,
+            metrics=velocity_tracking_errors,
         ),
         TaskSpec(
             name="dog-rough",
             description="The dog over generated terrain: curriculum, height scan, domain randomization.",
             env_cfg=dog_rough_env_cfg,
             agent_cfg=dog_agent_cfg,
+            metrics=velocity_tracking_errors,
         ),
     ]
 )

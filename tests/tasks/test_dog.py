@@ -1,0 +1,62 @@
+"""The dog tasks: the home pose holds, contacts and tracking metrics read what they should, the
+command curriculum widens the range only when tracking is good."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.mdp.locomotion import command_velocity_curriculum, velocity_tracking_errors
+from canter.tasks import REGISTRY
+
+
+def _env(task: str = "dog-flat", num_envs: int = 8) -> ManagerBasedRLEnv:
+    cfg = REGISTRY.get(task).env_cfg()
+    cfg.num_envs = num_envs
+    cfg.events["reset_base"].params["velocity_range"] = (0.0, 0.0)
+    cfg.events["reset_joints"].params["position_range"] = (0.0, 0.0)
+    return ManagerBasedRLEnv(cfg)
+
+
+def test_zero_action_holds_the_home_pose_on_four_feet():
+    env = _env()
+    env.reset()
+    for _ in range(100):
+        _, _, terminated, _, _ = env.step(torch.zeros(env.num_envs, env.num_actions))
+        assert not terminated.any()
+    z = env.sim.qpos[:, 2]
+    assert torch.all((z > 0.2) & (z < 0.32))  # standing, sagging a little under the PD gains
+    touch = env.sim.sensordata[:, env.scene.sensor_adr("FR_touch")]
+    assert torch.all(touch > 5.0)
+    home = torch.tensor([0.0, 0.9, -1.8] * 4, dtype=env.sim.dtype)
+    assert torch.allclose(env.scene.default_joint_pos, home)
+    assert (env.scene.joint_pos - home).abs().max() < 0.3
+
+
+def test_tracking_errors_are_the_absolute_velocity_differences():
+    env = _env()
+    env.reset()
+    env.step(torch.zeros(env.num_envs, env.num_actions))
+    command = env.command_manager.get_command("base_velocity")
+    errors = velocity_tracking_errors(env)
+    torch.testing.assert_close(errors["lin_vel_x_abs_error"], (env.scene.root_lin_vel_b[:, 0].float() - command[:, 0]).abs())
+    torch.testing.assert_close(errors["yaw_rate_abs_error"], (env.scene.root_ang_vel_b[:, 2].float() - command[:, 2]).abs())
+
+
+def test_command_curriculum_widens_only_after_good_tracking():
+    env = _env("dog-rough", 4)
+    env.reset()
+    term = env.command_manager.terms["base_velocity"]
+    ids = torch.arange(4)
+    index = env.reward_manager.names.index("track_lin_vel_xy")
+    best = env.reward_manager.weights["track_lin_vel_xy"] * env.max_episode_length_s
+    env.reward_manager.episode_sums[index] = 0.5 * best
+    args = {"command_name": "base_velocity", "reward_term": "track_lin_vel_xy", "max_lin_vel_x": (-1.5, 1.5)}
+    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.5) and term.cfg.lin_vel_x == (-0.5, 0.5)
+    env.reward_manager.episode_sums[index] = 0.9 * best
+    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.6)
+    assert term.cfg.lin_vel_x == pytest.approx((-0.6, 0.6))
+    for _ in range(20):
+        command_velocity_curriculum(env, ids, **args)
+    assert term.cfg.lin_vel_x == pytest.approx((-1.5, 1.5))
