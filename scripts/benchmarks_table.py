@@ -63,7 +63,11 @@ def sb3_rows(out: Path) -> list[str]:
     rows = ["| minutes | raw Batch steps/s | Canter frames/s | SB3 frames/s | Canter / SB3 | Canter / raw | Canter eval return | SB3 eval return |",
             "|---|---|---|---|---|---|---|---|"]
     for path in sorted(out.glob("sb3_*min.json"), key=lambda p: float(p.stem[4:-3])):
-        r = json.loads(path.read_text())
+        try:
+            r = json.loads(path.read_text())
+            r["canter"]["frames_per_s"]
+        except (ValueError, KeyError, TypeError):  # being written, or from a failed run
+            continue
         rows.append(f"| {r['minutes']:g} | {r['raw_batch_steps_per_s']:,.0f} | {r['canter']['frames_per_s']:,.0f} | {r['sb3']['frames_per_s']:,.0f} | "
                     f"{r['speedup_frames']:.1f}× | {r['canter_fraction_of_raw']:.2f} | {r['canter']['eval_mean_return']:.0f} ± {r['canter']['eval_std_return']:.0f} | "
                     f"{r['sb3']['eval_mean_return']:.0f} ± {r['sb3']['eval_std_return']:.0f} |")

@@ -160,7 +160,7 @@ def _pop_flag(argv: list[str], flag: str, default: str | None) -> str | None:
 @dataclass(kw_only=True)
 class Sb3Args:
     minutes: float = 3.0  # training wall time of each side
-    canter_envs: int = 1024
+    canter_envs: int = 256  # the ant-classic task's default
     sb3_envs: int = 8
     seed: int = 0
     eval_episodes: int = 16

@@ -48,6 +48,8 @@ import warp as wp
 # Warp prints a banner and a line per kernel module it loads, on stdout; keep the console and JSON
 # output of Canter's commands clean (set before mujoco_warp is imported, which initializes Warp)
 wp.config.quiet = True
+if hasattr(wp, "LOG_WARNING"):
+    wp.config.log_level = max(wp.config.log_level, wp.LOG_WARNING)
 import mujoco_warp as mjw  # noqa: E402
 
 from canter.core.errors import ConfigError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from canter.core.registry import Registry, TaskSpec
 from canter.mdp.locomotion import velocity_tracking_errors
-from canter.tasks.ant.agent_cfg import ant_agent_cfg
+from canter.tasks.ant.agent_cfg import ant_agent_cfg, ant_classic_agent_cfg
 from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
@@ -30,7 +30,7 @@ REGISTRY = Registry(
             name="ant-classic",
             description="The ant with Gymnasium Ant-v5's reward (no contact cost): for side-by-side runs.",
             env_cfg=ant_classic_env_cfg,
-            agent_cfg=ant_agent_cfg,
+            agent_cfg=ant_classic_agent_cfg,
         ),
         TaskSpec(
             name="dog-flat",

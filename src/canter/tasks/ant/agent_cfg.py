@@ -27,3 +27,14 @@ def ant_agent_cfg() -> RunnerCfg:
         max_iterations=1000,
         save_interval=50,
     )
+
+
+def ant_classic_agent_cfg() -> RunnerCfg:
+    """For the Ant-v5 reward on 2 CPU cores: 256 envs x 64 steps per update gives ~4x more
+    gradient steps per wall-clock second than 1024 x 32 (measured: mean training return 279 vs
+    -95..200 after 100 s on Gymnasium's ant.xml), and a smaller initial action noise keeps the
+    control cost (0.5 |a|^2 per step) from swamping the healthy reward early on."""
+    cfg = ant_agent_cfg()
+    cfg.policy.init_noise_std = 0.6
+    cfg.algo.num_steps_per_env = 64
+    return cfg

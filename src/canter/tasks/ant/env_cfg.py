@@ -81,6 +81,7 @@ def ant_classic_env_cfg() -> EnvCfg:
     coefficient divided by dt; returns are then directly comparable with Ant-v5's (minus its
     contact cost, which the side-by-side benchmark removes from Gymnasium's side too)."""
     cfg = ant_env_cfg()
+    cfg.num_envs = 256
     cfg.episode_length_s = 50.0
     per_step = 1.0 / (cfg.decimation * 0.01)  # Canter multiplies by dt = decimation * timestep
     cfg.observations["policy"] = ObsGroupCfg(
