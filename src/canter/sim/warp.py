@@ -52,9 +52,9 @@ if hasattr(wp, "LOG_WARNING"):
     wp.config.log_level = max(wp.config.log_level, wp.LOG_WARNING)
 import mujoco_warp as mjw  # noqa: E402
 
-from canter.core.errors import ConfigError
-from canter.sim.backend import Simulator
-from canter.sim.config import SimCfg
+from canter.core.errors import ConfigError  # noqa: E402
+from canter.sim.backend import Simulator  # noqa: E402
+from canter.sim.config import SimCfg  # noqa: E402
 
 # mju_isBad: MuJoCo C treats NaN and |x| > mjMAXVAL as an unstable simulation
 _MJMAXVAL = 1e10
