@@ -14,9 +14,8 @@ from __future__ import annotations
 import torch
 
 from canter.rl.algorithm import OnPolicyAlgorithm
-from canter.rl.distributions import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from canter.rl.distributions import gaussian_entropy, gaussian_log_prob
 from canter.rl.gae import normalize_advantages
-from canter.rl.losses import adaptive_learning_rate
 
 
 class A2C(OnPolicyAlgorithm):
@@ -47,16 +46,7 @@ class A2C(OnPolicyAlgorithm):
 
         with torch.no_grad():
             new_mean, new_std, _ = self._forward(batch)
-            kl = self._all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, new_mean, new_std).mean())
-            if cfg.schedule == "adaptive":
-                new_learning_rate = adaptive_learning_rate(
-                    self.learning_rate,
-                    kl,
-                    cfg.desired_kl,
-                    cfg.min_learning_rate,
-                    cfg.max_learning_rate,
-                )
-                self.learning_rate.copy_(new_learning_rate)
+        kl = self._adapt_learning_rate(batch, new_mean, new_std)
 
         self.storage.clear()
         return {

@@ -22,8 +22,9 @@ from torch import nn
 
 from canter.core.errors import CanterError, ConfigError
 from canter.rl.config import AlgoCfg
+from canter.rl.distributions import gaussian_kl
 from canter.rl.gae import bootstrap_time_outs
-from canter.rl.losses import clipped_surrogate_loss, policy_gradient_loss, value_loss
+from canter.rl.losses import adaptive_learning_rate, clipped_surrogate_loss, policy_gradient_loss, value_loss
 from canter.rl.modules import ActorCritic
 from canter.rl.storage import MiniBatch, RolloutStorage
 
@@ -172,6 +173,20 @@ class OnPolicyAlgorithm:
             numel = parameter.numel()
             parameter.grad = flat[offset : offset + numel].view_as(parameter)
             offset += numel
+
+    @torch.no_grad()
+    def _adapt_learning_rate(self, batch: MiniBatch, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+        """KL(π_old ‖ π) of a minibatch, averaged over processes; with the adaptive schedule it sets
+        the learning rate (a device tensor, so no host sync). Returns the KL, a () tensor."""
+        cfg = self.cfg
+        kl = self._all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, mean, std).mean())
+        if cfg.schedule == "adaptive":
+            self.learning_rate.copy_(
+                adaptive_learning_rate(
+                    self.learning_rate, kl, cfg.desired_kl, cfg.min_learning_rate, cfg.max_learning_rate
+                )
+            )
+        return kl
 
     @staticmethod
     def _all_reduce_mean(value: torch.Tensor) -> torch.Tensor:

@@ -19,9 +19,8 @@ from __future__ import annotations
 import torch
 
 from canter.rl.algorithm import OnPolicyAlgorithm
-from canter.rl.distributions import gaussian_entropy, gaussian_kl, gaussian_log_prob
+from canter.rl.distributions import gaussian_entropy, gaussian_log_prob
 from canter.rl.gae import normalize_advantages
-from canter.rl.losses import adaptive_learning_rate
 from canter.rl.storage import MiniBatch
 
 STAT_NAMES = ("surrogate_loss", "value_loss", "entropy", "kl", "grad_norm")
@@ -60,17 +59,7 @@ class PPO(OnPolicyAlgorithm):
             advantages = normalize_advantages(advantages)
 
         # How far the policy moved from the one that collected the data, before this step.
-        with torch.no_grad():
-            kl = self._all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, mean, std).mean())
-            if cfg.schedule == "adaptive":
-                new_learning_rate = adaptive_learning_rate(
-                    self.learning_rate,
-                    kl,
-                    cfg.desired_kl,
-                    cfg.min_learning_rate,
-                    cfg.max_learning_rate,
-                )
-                self.learning_rate.copy_(new_learning_rate)
+        kl = self._adapt_learning_rate(batch, mean, std)
 
         log_prob = gaussian_log_prob(batch.actions, mean, std)
         surrogate = self._surrogate_loss(log_prob, batch.old_log_prob, advantages, cfg.clip_param)
