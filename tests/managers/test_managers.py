@@ -53,6 +53,22 @@ def test_reward_is_weight_times_term_times_dt_and_sums_per_episode():
     torch.testing.assert_close(sums[1], -0.5 * torch.arange(4.0) * 2 * dt)
 
 
+def test_only_positive_rewards_clips_the_summed_reward_but_not_the_term_sums():
+    cfg = _cfg()
+    cfg.only_positive_rewards = True
+    cfg.rewards = {
+        "one": RewardTermCfg(func=ones, weight=1.0),
+        "idx": RewardTermCfg(func=env_index, weight=-1.0),
+    }
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    dt = env.step_dt
+    _, reward, *_ = env.step(torch.zeros(4, 1))
+    # per env: (1 - index) * dt = [dt, 0, -dt, -2 dt] -> clipped at zero
+    torch.testing.assert_close(reward, torch.tensor([dt, 0.0, 0.0, 0.0]))
+    torch.testing.assert_close(env.reward_manager.episode_sums[1], -torch.arange(4.0) * dt)
+
+
 def test_unknown_or_missing_term_parameters_name_the_term():
     cfg = _cfg()
     cfg.rewards = {

@@ -25,6 +25,9 @@ class EnvCfg:
     default_keyframe: the keyframe resets start from and joint offsets are measured against.
     decimation: physics steps per env (control) step; step_dt = decimation * timestep.
     episode_length_s: seconds before a time-out.
+    only_positive_rewards: clip each step's summed reward at zero (legged_gym's option): with many
+        penalty terms, a young policy whose penalties outweigh its positive terms otherwise learns
+        to end its episodes early; the per-term episode sums still log the unclipped terms.
     """
 
     model_path: str
@@ -39,6 +42,7 @@ class EnvCfg:
     actions: dict[str, ActionTermCfg] = field(default_factory=dict)
     observations: dict[str, ObsGroupCfg] = field(default_factory=dict)
     rewards: dict[str, RewardTermCfg] = field(default_factory=dict)
+    only_positive_rewards: bool = False
     terminations: dict[str, TerminationTermCfg] = field(default_factory=dict)
     events: dict[str, EventTermCfg] = field(default_factory=dict)
     commands: dict[str, CommandTermCfg] = field(default_factory=dict)

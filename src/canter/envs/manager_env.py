@@ -69,7 +69,7 @@ class ManagerBasedRLEnv:
         self.sim.forward()
         self.observation_manager = ObservationManager(cfg.observations, self, console)
         self.termination_manager = TerminationManager(cfg.terminations, self, console)
-        self.reward_manager = RewardManager(cfg.rewards, self, console)
+        self.reward_manager = RewardManager(cfg.rewards, self, console, only_positive=cfg.only_positive_rewards)
         self.curriculum_manager = CurriculumManager(cfg.curriculum, self, console)
         self.num_actions = self.action_manager.action_dim
         self.event_manager.apply_startup()

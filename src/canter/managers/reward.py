@@ -22,8 +22,15 @@ class RewardTermCfg(TermCfg):
 
 
 class RewardManager:
-    def __init__(self, cfg: dict[str, RewardTermCfg], env: ManagerBasedRLEnv, console: Console | None):
+    def __init__(
+        self,
+        cfg: dict[str, RewardTermCfg],
+        env: ManagerBasedRLEnv,
+        console: Console | None,
+        only_positive: bool = False,
+    ):
         self.env = env
+        self.only_positive = only_positive
         self.names = list(cfg)
         self.weights = {name: float(term.weight) for name, term in cfg.items()}
         self._terms: list[tuple[Any, dict[str, Any]]] = []
@@ -52,6 +59,8 @@ class RewardManager:
         self.step_values.mul_(self._scale(dt))
         torch.nan_to_num_(self.step_values, nan=0.0, posinf=0.0, neginf=0.0)  # a broken env earns nothing
         torch.sum(self.step_values, dim=0, out=self.reward)
+        if self.only_positive:
+            self.reward.clamp_(min=0.0)
         self.episode_sums += self.step_values
         return self.reward
 

@@ -105,6 +105,7 @@ def dog_flat_env_cfg() -> EnvCfg:
             "flat_orientation": RewardTermCfg(func=mdp.flat_orientation_l2, weight=-2.5),
             "base_height": RewardTermCfg(func=locomotion.base_height_l2, weight=-10.0, params={"target_height": 0.27}),
         },
+        only_positive_rewards=True,
         terminations={
             "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
             "base_contact": TerminationTermCfg(func=locomotion.illegal_contact, params={"sensors": TRUNK_CONTACT}),
