@@ -12,7 +12,10 @@ def dog_agent_cfg() -> RunnerCfg:
             actor_hidden_dims=(256, 128, 64),
             critic_hidden_dims=(256, 128, 64),
             activation="elu",
-            init_noise_std=1.0,
+            # 0.5, not rsl_rl's 1.0: with 1.0 x action scale 0.25 the dog shakes so hard that its
+            # penalties outweigh tracking and most robots fall within 1.6 s; early policies then
+            # learn that ending the episode pays (measured: episode length 137 -> 21 steps)
+            init_noise_std=0.5,
             actor_obs_groups=("policy",),
             critic_obs_groups=("critic",),
         ),

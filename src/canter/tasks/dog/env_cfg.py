@@ -86,10 +86,10 @@ def dog_flat_env_cfg() -> EnvCfg:
         },
         rewards={
             "track_lin_vel_xy": RewardTermCfg(
-                func=mdp.track_lin_vel_xy_exp, weight=1.0, params={"command_name": "base_velocity", "std": 0.5}
+                func=mdp.track_lin_vel_xy_exp, weight=1.5, params={"command_name": "base_velocity", "std": 0.5}
             ),
             "track_ang_vel_z": RewardTermCfg(
-                func=mdp.track_ang_vel_z_exp, weight=0.5, params={"command_name": "base_velocity", "std": 0.5}
+                func=mdp.track_ang_vel_z_exp, weight=0.75, params={"command_name": "base_velocity", "std": 0.5}
             ),
             "lin_vel_z": RewardTermCfg(func=mdp.lin_vel_z_l2, weight=-2.0),
             "ang_vel_xy": RewardTermCfg(func=mdp.ang_vel_xy_l2, weight=-0.05),
@@ -105,7 +105,6 @@ def dog_flat_env_cfg() -> EnvCfg:
             "flat_orientation": RewardTermCfg(func=mdp.flat_orientation_l2, weight=-2.5),
             "base_height": RewardTermCfg(func=locomotion.base_height_l2, weight=-10.0, params={"target_height": 0.27}),
         },
-        only_positive_rewards=True,
         terminations={
             "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
             "base_contact": TerminationTermCfg(func=locomotion.illegal_contact, params={"sensors": TRUNK_CONTACT}),
