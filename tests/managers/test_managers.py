@@ -206,3 +206,77 @@ def test_curriculum_terms_run_at_reset_and_are_logged():
     env = ManagerBasedRLEnv(cfg)
     _, extras = env.reset()
     assert extras["log"]["Curriculum/cart_vel_weight"] == pytest.approx(-0.02)
+
+
+def test_observation_noise_is_the_plain_draw_in_term_order():
+    """Noise is low + (high - low) * U or std * N drawn from the env generator, term by term, into
+    each term's own buffer: bitwise what drawing fresh tensors in that order gives."""
+    cfg = _cfg(5)
+    cfg.observations = {
+        "policy": ObsGroupCfg(
+            terms={
+                "pos": ObsTermCfg(func=mdp.joint_pos, noise=unoise(0.3), scale=2.0),
+                "vel": ObsTermCfg(func=mdp.joint_vel, noise=gnoise(0.7), clip=(-0.5, 0.5)),
+            }
+        ),
+        "critic": ObsGroupCfg(terms={"pos": ObsTermCfg(func=mdp.joint_pos, noise=unoise(9.0))}, enable_corruption=False),
+    }
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    env.step(torch.full((5, 1), 0.3))
+    generator = torch.Generator().set_state(env.generator.get_state())
+    env.scene.invalidate()
+    obs = env.observation_manager.compute()
+    q, qd = env.scene.joint_pos.float(), env.scene.joint_vel.float()
+    pos_noise = -0.3 + (0.3 - -0.3) * torch.rand(q.shape, generator=generator)
+    vel_noise = 0.7 * torch.randn(qd.shape, generator=generator)
+    assert torch.equal(obs["policy"][:, :2], (q + pos_noise) * 2.0)
+    assert torch.equal(obs["policy"][:, 2:], (qd + vel_noise).clamp(-0.5, 0.5))
+    assert torch.equal(obs["critic"], q)
+    assert torch.equal(env.generator.get_state(), generator.get_state())  # nothing else was drawn
+    env.cfg.observations["critic"].enable_corruption = True  # switched on later: the noise follows
+    env.scene.invalidate()
+    assert not torch.equal(env.observation_manager.compute()["critic"], q)
+
+
+def test_velocity_command_resample_is_the_plain_sequence_of_draws():
+    """Resampling draws, per env, time, vx, vy, wz, heading, heading-flag and standing-flag numbers
+    from the env generator: bitwise the same as drawing them one range after another."""
+    cfg = ant_env_cfg()
+    cfg.num_envs = 40
+    command_cfg = UniformVelocityCommandCfg(
+        resampling_time_range=(0.5, 2.0),
+        lin_vel_x=(-0.4, 1.3),
+        lin_vel_y=(-0.2, 0.6),
+        ang_vel_z=(-0.9, 0.3),
+        heading_command=True,
+        rel_heading_envs=0.5,
+        rel_standing_envs=0.3,
+    )
+    cfg.commands = {"base_velocity": command_cfg}
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    term = env.command_manager.terms["base_velocity"]
+    ids = torch.tensor([1, 4, 5, 17, 30, 31, 39])
+    generator = torch.Generator().set_state(env.generator.get_state())
+    before = term.vel_command.clone()
+    term.resample(ids)
+
+    def draw(low: float, high: float) -> torch.Tensor:
+        return low + (high - low) * torch.rand(ids.numel(), generator=generator)
+
+    time_left = draw(0.5, 2.0)
+    velocity = torch.stack([draw(-0.4, 1.3), draw(-0.2, 0.6), draw(-0.9, 0.3)], dim=1)
+    heading = draw(-torch.pi, torch.pi)
+    heading_env = draw(0.0, 1.0) < 0.5
+    standing = draw(0.0, 1.0) < 0.3
+    velocity[standing] = 0.0
+    assert torch.equal(term.time_left[ids], time_left)
+    assert torch.equal(term.vel_command[ids], velocity)
+    assert torch.equal(term.heading_target[ids], heading)
+    assert torch.equal(term.is_heading_env[ids], heading_env)
+    assert torch.equal(term.is_standing_env[ids], standing)
+    others = torch.ones(40, dtype=torch.bool)
+    others[ids] = False
+    assert torch.equal(term.vel_command[others], before[others])
+    assert 0 < int(standing.sum()) < ids.numel() or 0 < int(heading_env.sum()) < ids.numel()

@@ -99,6 +99,20 @@ def test_expand_gives_per_env_model_fields():
         sim.expand("not_a_field")
 
 
+def test_expanded_views_are_kept_and_stay_live_as_other_fields_expand():
+    sim = _sim(4)
+    friction = sim.expand("geom_friction")
+    assert sim.expand("geom_friction") is friction
+    assert not sim.is_expanded("body_inertia")
+    for name in ("body_mass", "body_inertia", "body_ipos", "actuator_gear", "dof_damping"):
+        sim.expand(name)
+    sim.set_const()
+    assert sim.is_expanded("body_inertia") and sim.is_expanded("geom_friction")
+    friction[2, 0, 0] = 0.125  # still MuJoCo's memory: the batch sees the write
+    assert sim.batch.expanded("geom_friction")[2, 0, 0] == 0.125
+    assert sim.expand("geom_friction")[2, 0, 0] == 0.125
+
+
 def test_sensor_stage_current_matches_state_lagged_trails_it():
     pos_slice = slice(0, 3)  # framepos of the imu site at the torso origin: the first sensor
     for stage, expect_equal in (("current", True), ("lagged", False)):

@@ -12,7 +12,7 @@ import torch
 
 from canter import mdp
 from canter.core.errors import ConfigError
-from canter.core.math import quat_from_yaw, quat_mul
+from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
 from canter.envs.env_cfg import EnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.managers.action import joint_position_action
@@ -234,6 +234,59 @@ def test_height_at_is_exact_at_grid_points_and_bilinear_between():
     assert out.dtype == torch.float32 and torch.equal(out, torch.zeros(3))
 
 
+def _height_at_by_four_gathers(terrain: Terrain, xy: torch.Tensor) -> torch.Tensor:
+    """The bilinear interpolation written plainly: four gathers of the flat grid, then
+    (1 - tx) ((1 - ty) h00 + ty h01) + tx ((1 - ty) h10 + ty h11)."""
+    heights = terrain.heights
+    nx, ny = heights.shape
+    h = terrain.cfg.horizontal_scale
+    x0, y0 = terrain.map.origin
+    u = ((xy[..., 0] - x0) / h).clamp(0.0, nx - 1)
+    v = ((xy[..., 1] - y0) / h).clamp(0.0, ny - 1)
+    i = u.floor().clamp(max=nx - 2)
+    j = v.floor().clamp(max=ny - 2)
+    tx, ty = u - i, v - j
+    index = i.long() * ny + j.long()
+    flat = heights.reshape(-1)
+    h00, h01, h10, h11 = (flat[index + k].to(xy.dtype) for k in (0, 1, ny, ny + 1))
+    return (1.0 - tx) * ((1.0 - ty) * h00 + ty * h01) + tx * ((1.0 - ty) * h10 + ty * h11)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_height_at_is_bitwise_the_plain_four_gather_formula(dtype):
+    every_type = dict.fromkeys(SUB_TERRAIN_TYPES, 1.0)
+    terrain = _terrain(_cfg(num_cols=len(SUB_TERRAIN_TYPES), proportions=every_type))
+    nx, ny = terrain.heights.shape
+    x0, y0 = terrain.map.origin
+    g = torch.Generator().manual_seed(2)
+    extent = torch.tensor([nx * 0.1, ny * 0.1], dtype=torch.float64)
+    # points inside, beyond every edge, on grid points and on the last row / column
+    inside = torch.rand(64, 50, 2, generator=g, dtype=torch.float64) * extent * 1.2 - 0.1 * extent
+    i, j = torch.randint(0, nx, (300,), generator=g), torch.randint(0, ny, (300,), generator=g)
+    on_grid = torch.stack((x0 + i * 0.1, y0 + j * 0.1), dim=-1)
+    last = torch.tensor([[x0 + (nx - 1) * 0.1, y0], [x0, y0 + (ny - 1) * 0.1], [x0 + (nx - 1) * 0.1, y0 + (ny - 1) * 0.1]])
+    origin = torch.tensor([x0, y0], dtype=torch.float64)
+    for xy in (inside + origin, on_grid, last.double()):
+        xy = xy.to(dtype)
+        expected = _height_at_by_four_gathers(terrain, xy)
+        assert torch.equal(terrain.height_at(xy), expected)
+        assert torch.equal(terrain.height_at_xy(xy[..., 0].contiguous(), xy[..., 1].contiguous()), expected)
+        assert terrain.height_at(xy).dtype == dtype
+        assert xy.shape[0] == 3 or expected.std() > 0.05  # not a flat map (the edges are the border)
+
+
+def test_set_heights_moves_the_queries_and_rejects_other_shapes():
+    terrain = _terrain(_cfg(proportions={"rough": 1.0}))
+    raised = terrain.heights + 0.25
+    terrain.set_heights(raised)
+    xy = torch.rand(40, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 8 - 4
+    assert torch.equal(terrain.height_at(xy), _height_at_by_four_gathers(terrain, xy))
+    with pytest.raises(ConfigError, match="set_heights"):
+        terrain.set_heights(raised[:-1])
+    with pytest.raises(ConfigError, match="plane"):
+        _terrain(flat_terrain_cfg()).set_heights(raised)
+
+
 # --- curriculum ---------------------------------------------------------------------------------
 def test_update_levels_promotes_demotes_clamps_and_wraps_the_top_row():
     terrain = _terrain(_cfg(max_init_level=0))
@@ -357,6 +410,7 @@ def test_height_scan_on_flat_ground_is_the_base_height(terrain):
     env.reset()
     env.sim.qpos[:, 2] = torch.linspace(0.2, 0.9, 8, dtype=torch.float64)
     env.sim.qpos[:, 3:7] = quat_from_yaw(torch.linspace(-3, 3, 8, dtype=torch.float64))
+    env.scene.invalidate()  # state written by hand: drop the values cached for this step
     obs = env.observation_manager.compute()["policy"]
     assert obs.shape == (8, 17 * 11)  # 1.6 m x 1.0 m at 0.1 m
     torch.testing.assert_close(obs, torch.linspace(0.2, 0.9, 8)[:, None].expand(8, 187))
@@ -375,13 +429,14 @@ def test_height_scan_on_a_known_slope_rotates_with_yaw_only():
     gx = x0 + torch.arange(nx, dtype=torch.float64) * 0.1
     gy = y0 + torch.arange(ny, dtype=torch.float64) * 0.1
     # the ground becomes the plane z = 0.2 x - 0.1 y + 0.3, which bilinear interpolation reproduces
-    terrain.heights.copy_((0.2 * gx[:, None] - 0.1 * gy[None, :] + 0.3).float())
+    terrain.set_heights((0.2 * gx[:, None] - 0.1 * gy[None, :] + 0.3).float())
     yaw = torch.tensor([0.0, 0.7, -2.0, math.pi / 2], dtype=torch.float64)
     base = torch.tensor(
         [[0.3, -0.2, 1.0], [1.0, 2.0, 1.5], [-3.0, 1.0, 0.8], [0.0, 0.0, 1.2]], dtype=torch.float64
     )
     env.sim.qpos[:, 0:3] = base
     env.sim.qpos[:, 3:7] = quat_from_yaw(yaw)
+    env.scene.invalidate()
     scan = _scan(env, grid_size=(0.6, 0.4), resolution=0.2, offset=0.1, clip=None)
     local = mdp.terrain.scan_grid((0.6, 0.4), 0.2)
     assert local.shape == (12, 2)
@@ -393,4 +448,35 @@ def test_height_scan_on_a_known_slope_rotates_with_yaw_only():
     # pitching the base does not tilt the scan grid
     pitch = torch.tensor([math.cos(0.2), 0.0, math.sin(0.2), 0.0], dtype=torch.float64)
     env.sim.qpos[:, 3:7] = quat_mul(quat_from_yaw(yaw), pitch.expand(4, 4))
+    env.scene.invalidate()
     torch.testing.assert_close(_scan(env, grid_size=(0.6, 0.4), resolution=0.2, offset=0.1, clip=None), scan)
+
+
+def test_height_scan_is_evaluated_once_per_step_for_both_groups_and_is_the_plain_formula():
+    params = {"grid_size": (0.8, 0.6), "resolution": 0.2, "offset": 0.05, "clip": (-0.3, 0.4)}
+    groups = {
+        name: ObsGroupCfg(terms={"scan": ObsTermCfg(func=mdp.HeightScan, params=dict(params))})
+        for name in ("policy", "critic")
+    }
+    cfg = _cfg(proportions={"rough": 1.0, "stairs_up": 1.0, "stepping_stones": 1.0})
+    env = _env(cfg, num_envs=6, observations=groups, events={"reset_base": _RESET})
+    env.reset()
+    terrain = env.terrain
+    evaluations = []
+    height_at_xy = terrain.height_at_xy
+    terrain.height_at_xy = lambda x, y: evaluations.append(x.shape) or height_at_xy(x, y)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        obs, *_ = env.step(torch.rand(6, env.num_actions, generator=generator) - 0.5)
+    assert evaluations == [(6, 20)] * 3  # 5 x 4 points, one evaluation per step
+    root = env.sim.qpos[:, 0:3]
+    yaw = yaw_from_quat(env.sim.qpos[:, 3:7])
+    local = mdp.terrain.scan_grid((0.8, 0.6), 0.2)
+    cos, sin = torch.cos(yaw)[:, None], torch.sin(yaw)[:, None]
+    points = torch.stack(
+        (root[:, 0:1] + cos * local[:, 0] - sin * local[:, 1], root[:, 1:2] + sin * local[:, 0] + cos * local[:, 1]),
+        dim=-1,
+    )
+    expected = (root[:, 2:3] - _height_at_by_four_gathers(terrain, points) - 0.05).clamp(-0.3, 0.4).float()
+    assert torch.equal(obs["policy"], expected) and torch.equal(obs["critic"], expected)
+    assert expected.std() > 0.01  # the robots stand on uneven ground

@@ -110,15 +110,18 @@ class UniformVelocityCommand(CommandTerm):
 
     def _resample(self, env_ids: torch.Tensor) -> None:
         cfg, count = self.cfg, env_ids.numel()
-        self.vel_command[env_ids, 0] = self._uniform(cfg.lin_vel_x, count)
-        self.vel_command[env_ids, 1] = self._uniform(cfg.lin_vel_y, count)
-        self.vel_command[env_ids, 2] = self._uniform(cfg.ang_vel_z, count)
-        self.heading_target[env_ids] = self._uniform(cfg.heading, count)
-        heading = self._uniform((0.0, 1.0), count) < cfg.rel_heading_envs
-        self.is_heading_env[env_ids] = heading & cfg.heading_command
-        standing = self._uniform((0.0, 1.0), count) < cfg.rel_standing_envs
+        # one draw for the six per-env numbers: the same stream as six draws of `count` in a row
+        u = torch.rand(6, count, generator=self.env.generator, device=self.env.device)
+        velocity = torch.stack(
+            [low + (high - low) * u[k] for k, (low, high) in enumerate((cfg.lin_vel_x, cfg.lin_vel_y, cfg.ang_vel_z))],
+            dim=1,
+        )
+        low, high = cfg.heading
+        self.heading_target[env_ids] = low + (high - low) * u[3]
+        self.is_heading_env[env_ids] = (u[4] < cfg.rel_heading_envs) & cfg.heading_command
+        standing = u[5] < cfg.rel_standing_envs
         self.is_standing_env[env_ids] = standing
-        self.vel_command[env_ids] = torch.where(standing[:, None], 0.0, self.vel_command[env_ids])
+        self.vel_command[env_ids] = velocity.masked_fill_(standing[:, None], 0.0)
 
     def _update(self, dt: float) -> None:
         if self.cfg.heading_command:

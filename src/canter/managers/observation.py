@@ -60,6 +60,7 @@ class _Term:
         self.params = params
         self.dim = dim
         self.history: torch.Tensor | None = None
+        self.noise: torch.Tensor | None = None  # (num_envs, dim) float32 buffer the noise is drawn into
 
 
 class ObservationManager:
@@ -83,6 +84,8 @@ class ObservationManager:
                         f"observation term {name!r}: must return (num_envs, dim), got {tuple(value.shape)}"
                     )
                 term = _Term(name, term_cfg, func, params, int(value.shape[1]))
+                if term_cfg.noise is not None:
+                    term.noise = torch.empty(env.num_envs, term.dim, device=env.device)
                 if term_cfg.history_length > 0:
                     term.history = torch.zeros(
                         env.num_envs, term_cfg.history_length, term.dim, device=env.device
@@ -116,8 +119,8 @@ class ObservationManager:
             value = term.func(self.env, **term.params)
             columns = out[:, start : start + term.dim]
             columns.copy_(value)
-            if corrupt and term.cfg.noise is not None:
-                columns += self._noise(term.cfg.noise, columns)
+            if corrupt and term.noise is not None and term.cfg.noise is not None:
+                columns += self._noise(term.cfg.noise, term.noise)
             if term.cfg.clip is not None:
                 columns.clamp_(term.cfg.clip[0], term.cfg.clip[1])
             if term.cfg.scale is not None:
@@ -133,13 +136,12 @@ class ObservationManager:
                 start += term.dim
         return out
 
-    def _noise(self, noise: NoiseCfg, like: torch.Tensor) -> torch.Tensor:
+    def _noise(self, noise: NoiseCfg, out: torch.Tensor) -> torch.Tensor:
+        """Noise drawn into the term's buffer `out`: std * N(0, 1) or low + (high - low) * U(0, 1)."""
         generator = self.env.generator
         if noise.kind == "gaussian":
-            return noise.std * torch.randn(like.shape, generator=generator, device=like.device)
-        return noise.low + (noise.high - noise.low) * torch.rand(
-            like.shape, generator=generator, device=like.device
-        )
+            return torch.randn(out.shape, generator=generator, out=out).mul_(noise.std)
+        return torch.rand(out.shape, generator=generator, out=out).mul_(noise.high - noise.low).add_(noise.low)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self._fresh[env_ids] = True

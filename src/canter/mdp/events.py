@@ -77,12 +77,8 @@ def randomize_body_mass(
 ) -> None:
     """mass = nominal * U(scale_range) + U(add_range), inertia scaled with the mass; then the
     model constants MuJoCo derives from masses are recomputed for those envs."""
-    nominal_mass = torch.as_tensor(env.sim.model.body_mass, dtype=env.sim.dtype, device=env.device)[
-        bodies.ids
-    ]
-    nominal_inertia = torch.as_tensor(env.sim.model.body_inertia, dtype=env.sim.dtype, device=env.device)[
-        bodies.ids
-    ]
+    nominal_mass = env.scene.model_field("body_mass")[bodies.ids]
+    nominal_inertia = env.scene.model_field("body_inertia")[bodies.ids]
     shape = (env_ids.numel(), bodies.count)
     mass = nominal_mass * _uniform(env, shape, scale_range) + _uniform(env, shape, add_range)
     mass = mass.clamp_min(1e-4)

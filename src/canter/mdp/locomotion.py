@@ -58,9 +58,9 @@ class JointAccL2(ManagerTerm):
 
     def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> torch.Tensor:
         vel = env.scene.joint_vel.float()
-        acc = (vel - self.prev_vel) / env.step_dt
+        acc = torch.sub(vel, self.prev_vel).div_(env.step_dt)
         self.prev_vel.copy_(vel)
-        return torch.sum(acc**2, dim=1)
+        return torch.sum(acc.pow_(2), dim=1)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self.prev_vel[env_ids] = self.env.scene.joint_vel[env_ids].float()
@@ -84,11 +84,12 @@ class FeetAirTime(ManagerTerm):
     def __call__(self, env: ManagerBasedRLEnv, sensors: Resolved, command_name: str, threshold: float = 0.5, contact_force: float = 1.0) -> torch.Tensor:
         contact = _readings(env, sensors) > contact_force
         self.air_time += env.step_dt
-        first_contact = (self.air_time > env.step_dt) & contact
-        reward = torch.sum((self.air_time - threshold) * first_contact.float(), dim=1)
+        first_contact = torch.gt(self.air_time, env.step_dt).logical_and_(contact)
+        # a bool factor multiplies as 1.0 / 0.0
+        reward = torch.sum(torch.sub(self.air_time, threshold).mul_(first_contact), dim=1)
         self.air_time.masked_fill_(contact, 0.0)
-        moving = torch.norm(env.command_manager.get_command(command_name)[:, :2], dim=1) > 0.1
-        return reward * moving.float()
+        command_xy = env.command_manager.get_command(command_name)[:, :2]
+        return reward.mul_(torch.linalg.vector_norm(command_xy, dim=1) > 0.1)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self.air_time[env_ids] = 0.0
@@ -108,22 +109,16 @@ def base_height_l2(env: ManagerBasedRLEnv, target_height: float) -> torch.Tensor
 
 def body_mass(env: ManagerBasedRLEnv, bodies: Resolved) -> torch.Tensor:
     """(num_envs, k) masses of the given bodies in kg, per env when randomized (privileged)."""
-    if _is_expanded(env, "body_mass"):
+    if env.sim.is_expanded("body_mass"):
         return env.sim.expand("body_mass")[:, bodies.ids]
-    masses = torch.as_tensor(env.sim.model.body_mass, device=env.device)[bodies.ids]
-    return masses.expand(env.num_envs, -1)
+    return env.scene.model_field("body_mass")[bodies.ids].expand(env.num_envs, -1)
 
 
 def geom_friction(env: ManagerBasedRLEnv, geoms: Resolved) -> torch.Tensor:
     """(num_envs, k) sliding friction of the given geoms, per env when randomized (privileged)."""
-    if _is_expanded(env, "geom_friction"):
+    if env.sim.is_expanded("geom_friction"):
         return env.sim.expand("geom_friction")[:, geoms.ids, 0]
-    friction = torch.as_tensor(env.sim.model.geom_friction[:, 0], device=env.device)[geoms.ids]
-    return friction.expand(env.num_envs, -1)
-
-
-def _is_expanded(env: ManagerBasedRLEnv, name: str) -> bool:
-    return env.sim.is_expanded(name)
+    return env.scene.model_field("geom_friction")[geoms.ids, 0].expand(env.num_envs, -1)
 
 
 def command_velocity_curriculum(

@@ -85,8 +85,7 @@ def _check_range(term: str, param: str, bounds: tuple[float, float], minimum: fl
 
 def _nominal(env: ManagerBasedRLEnv, field: str, ids: torch.Tensor) -> torch.Tensor:
     """Rows `ids` of the model's nominal (compiled) field, in the simulator's dtype and device."""
-    values = torch.as_tensor(getattr(env.sim.model, field), dtype=env.sim.dtype, device=env.device)
-    return values[ids]
+    return env.scene.model_field(field)[ids]
 
 
 def _model_ids(env: ManagerBasedRLEnv, selection: Resolved) -> list[int]:

@@ -90,16 +90,26 @@ class HeightScan(ManagerTerm):
         offset: float = 0.0,
         clip: tuple[float, float] | None = (-1.0, 1.0),
     ) -> torch.Tensor:
+        key = f"height_scan/{grid_size}/{resolution}/{offset}/{clip}"
+        # groups asking for the same scan (policy and critic) share one evaluation per step
+        return env.scene.cached(key, lambda: self._scan(env, offset, clip))
+
+    def _scan(self, env: ManagerBasedRLEnv, offset: float, clip: tuple[float, float] | None) -> torch.Tensor:
         root_pos = env.scene.root_pos_w
         yaw = yaw_from_quat(env.scene.root_quat_w)
         cos, sin = torch.cos(yaw)[:, None], torch.sin(yaw)[:, None]
         px, py = self.points_b[:, 0], self.points_b[:, 1]
         # p_w = base_xy + R(yaw) p_b
-        points_w = torch.stack(
-            (root_pos[:, 0:1] + cos * px - sin * py, root_pos[:, 1:2] + sin * px + cos * py), dim=-1
-        )
-        scan = root_pos[:, 2:3] - _ground_height(env, points_w) - offset
-        return scan if clip is None else scan.clamp(clip[0], clip[1])
+        x = (root_pos[:, 0:1] + cos * px).sub_(sin * py)
+        y = (root_pos[:, 1:2] + sin * px).add_(cos * py)
+        if env.terrain is None:
+            ground = torch.zeros_like(x)
+        else:
+            ground = env.terrain.height_at_xy(x, y)
+        scan = torch.sub(root_pos[:, 2:3], ground, out=ground)
+        if offset != 0.0:
+            scan.sub_(offset)
+        return scan if clip is None else scan.clamp_(clip[0], clip[1])
 
 
 def terrain_levels(

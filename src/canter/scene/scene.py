@@ -60,6 +60,7 @@ class Scene:
             self.num_envs, 3
         )
         self._cache: dict[str, torch.Tensor] = {}
+        self._model_fields: dict[str, torch.Tensor] = {}
         # joints stored contiguously (the usual case) are read as zero-copy slices
         self._qpos_slice = _as_slice(qpos_adr.tolist())
         self._dof_slice = _as_slice(dof_adr.tolist())
@@ -74,6 +75,20 @@ class Scene:
         sid = self._names["sensor"].index(name)
         start = int(self.model.sensor_adr[sid])
         return slice(start, start + int(self.model.sensor_dim[sid]))
+
+    def model_field(self, name: str) -> torch.Tensor:
+        """The compiled model's nominal values of MjModel field `name` (e.g. "body_mass"), as one
+        tensor on the device, built at the first call and shared afterwards (do not write to it).
+        Float fields come in the simulator's dtype. Per-env values live in `sim.expand(name)`."""
+        value = self._model_fields.get(name)
+        if value is None:
+            array = getattr(self.model, name, None)
+            if array is None:
+                raise ConfigError(f"MjModel has no field {name!r}")
+            dtype = self.sim.dtype if array.dtype.kind == "f" else None
+            value = torch.as_tensor(array, dtype=dtype, device=self.device).clone()
+            self._model_fields[name] = value
+        return value
 
     def invalidate(self) -> None:
         """Drop per-step cached values; the env calls this after every physics step and reset."""
@@ -151,15 +166,21 @@ class Scene:
     @property
     def root_lin_vel_b(self) -> torch.Tensor:
         """(num_envs, 3) root linear velocity in the body frame, m/s."""
-        return self._cached(
-            "root_lin_vel_b", lambda: quat_rotate_inverse(self.root_quat_w, self.root_lin_vel_w)
-        )
+        return self._root_frame_b()[:, 0]
 
     @property
     def projected_gravity_b(self) -> torch.Tensor:
         """(num_envs, 3) unit gravity direction in the body frame ((0, 0, -1) when upright)."""
+        return self._root_frame_b()[:, 1]
+
+    def _root_frame_b(self) -> torch.Tensor:
+        """(num_envs, 2, 3): the root's linear velocity and the gravity direction in the body frame,
+        rotated together (one rotation instead of two; each row is computed exactly as alone)."""
         return self._cached(
-            "projected_gravity_b", lambda: quat_rotate_inverse(self.root_quat_w, self.gravity_dir_w)
+            "root_frame_b",
+            lambda: quat_rotate_inverse(
+                self.root_quat_w[:, None, :], torch.stack((self.root_lin_vel_w, self.gravity_dir_w), dim=1)
+            ),
         )
 
 

@@ -61,6 +61,7 @@ class CpuSimulator(Simulator):
         self._warnings_total = int(self._warning_numbers.sum())
         self._any_nonfinite = False
         self._state_np = self.batch.state
+        self._expanded: dict[str, torch.Tensor] = {}  # views of expanded fields (Batch keeps their arrays)
         self._state = _view(self._state_np)
         # the model-default integration state (qpos0, zero velocities, time 0, ...), written into
         # the rows of resetting envs: a row copy instead of a call into the batch
@@ -127,12 +128,18 @@ class CpuSimulator(Simulator):
             raise ConfigError(f"sim.field: MjData has no bindable field {name!r}") from err
 
     def expand(self, name: str) -> torch.Tensor:
-        try:
-            return _view(self.batch.expand(name))
-        except (ValueError, AttributeError, KeyError) as err:
-            raise ConfigError(f"sim.expand: MjModel has no per-env field {name!r}") from err
+        view = self._expanded.get(name)
+        if view is None:
+            try:
+                view = _view(self.batch.expand(name))
+            except (ValueError, AttributeError, KeyError) as err:
+                raise ConfigError(f"sim.expand: MjModel has no per-env field {name!r}") from err
+            self._expanded[name] = view
+        return view
 
     def is_expanded(self, name: str) -> bool:
+        if name in self._expanded:
+            return True
         return name in mujoco.batch.MODEL_FIELDS and self.batch.expanded(name) is not None
 
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:

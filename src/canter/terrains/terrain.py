@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 import torch
 
+from canter.core.errors import ConfigError
 from canter.terrains.config import SUB_TERRAIN_TYPES, TerrainCfg
 from canter.terrains.generator import TerrainMap, generate_terrain
 
@@ -46,7 +47,7 @@ class Terrain:
             self.map = generate_terrain(cfg)
             self.num_rows, self.num_cols = cfg.num_rows, cfg.num_cols
             self.heights = torch.from_numpy(self.map.heights).to(self.device)
-            self._heights_flat = self.heights.reshape(-1)
+            self._corners = _cell_corners(self.heights)
             self._origin = self.map.origin
             centers = torch.as_tensor(self.map.block_centers(), dtype=torch.float64, device=self.device)
             z = self.height_at(centers)
@@ -113,27 +114,47 @@ class Terrain:
             geom.rgba = [0.45, 0.45, 0.5, 1.0]
 
     # --- queries ------------------------------------------------------------------------------
+    def set_heights(self, heights: torch.Tensor) -> None:
+        """Replace the (nx, ny) height grid that height queries interpolate (not the MuJoCo
+        heightfield, which is compiled into the model)."""
+        if self.heights is None:
+            raise ConfigError("terrain.set_heights: a plane terrain has no height grid")
+        if heights.shape != self.heights.shape:
+            raise ConfigError(
+                f"terrain.set_heights: need shape {tuple(self.heights.shape)}, got {tuple(heights.shape)}"
+            )
+        self.heights.copy_(heights)
+        self._corners = _cell_corners(self.heights)
+
     def height_at(self, xy: torch.Tensor) -> torch.Tensor:
         """Terrain height (...,) at world points xy (..., 2), by bilinear interpolation of the height
         grid; points outside the map get the height of its nearest edge (the flat border). Exact at
         grid points; returned in xy's dtype."""
+        return self.height_at_xy(xy[..., 0], xy[..., 1])
+
+    def height_at_xy(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """`height_at` for coordinates given apart, x and y (...,) of one dtype: no stacking.
+
+        With (u, v) the point in grid units, clamped to the grid, (i, j) its cell (floor, at most the
+        last cell) and (tx, ty) = (u - i, v - j):
+        h = (1 - tx) ((1 - ty) h[i, j] + ty h[i, j+1]) + tx ((1 - ty) h[i+1, j] + ty h[i+1, j+1]).
+        The four corners of a cell come from one gather of a (4, cells) table; the two inner
+        interpolations run as one (2, ...) operation."""
         if self.heights is None:
-            return torch.zeros(xy.shape[:-1], dtype=xy.dtype, device=xy.device)
+            return torch.zeros(x.shape, dtype=x.dtype, device=x.device)
         nx, ny = self.heights.shape
         h = self.cfg.horizontal_scale
-        u = ((xy[..., 0] - self._origin[0]) / h).clamp(0.0, nx - 1)
-        v = ((xy[..., 1] - self._origin[1]) / h).clamp(0.0, ny - 1)
-        i = u.floor().clamp(max=nx - 2)
-        j = v.floor().clamp(max=ny - 2)
-        tx, ty = u - i, v - j
-        index = i.long() * ny + j.long()
-        flat = self._heights_flat
-        h00 = flat[index].to(xy.dtype)
-        h01 = flat[index + 1].to(xy.dtype)
-        h10 = flat[index + ny].to(xy.dtype)
-        h11 = flat[index + ny + 1].to(xy.dtype)
-        # weights written so that tx, ty in {0, 1} return a corner bit for bit
-        return (1.0 - tx) * ((1.0 - ty) * h00 + ty * h01) + tx * ((1.0 - ty) * h10 + ty * h11)
+        tx = ((x - self._origin[0]) / h).clamp_(0.0, nx - 1)  # u, until the cell is taken off
+        ty = ((y - self._origin[1]) / h).clamp_(0.0, ny - 1)
+        i = tx.floor().clamp_(max=nx - 2)
+        j = ty.floor().clamp_(max=ny - 2)
+        tx.sub_(i)
+        ty.sub_(j)
+        cell = i.long().mul_(ny - 1).add_(j.long())
+        corners = self._corners.index_select(1, cell.reshape(-1)).to(x.dtype).view(2, 2, *x.shape)
+        # rows [h(i, j), h(i, j+1)] and [h(i+1, j), h(i+1, j+1)], each interpolated along y
+        along_y = corners[:, 0].mul_(1.0 - ty).add_(corners[:, 1].mul_(ty))
+        return along_y[0].mul_(1.0 - tx).add_(along_y[1].mul_(tx))
 
     # --- curriculum ---------------------------------------------------------------------------
     def update_levels(
@@ -173,3 +194,10 @@ class Terrain:
         self.terrain_levels.copy_(state["terrain_levels"])
         self.terrain_types.copy_(state["terrain_types"])
         self.env_origins.copy_(state["env_origins"])
+
+
+def _cell_corners(heights: torch.Tensor) -> torch.Tensor:
+    """(4, (nx - 1) * (ny - 1)) corners of every grid cell, cell (i, j) at column i * (ny - 1) + j:
+    rows h[i, j], h[i, j+1], h[i+1, j], h[i+1, j+1]."""
+    corners = (heights[:-1, :-1], heights[:-1, 1:], heights[1:, :-1], heights[1:, 1:])
+    return torch.stack([c.reshape(-1) for c in corners])

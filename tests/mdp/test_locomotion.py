@@ -1,0 +1,74 @@
+"""Locomotion terms on the dog, each against its plain formula, bitwise, over a random rollout."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.tasks import REGISTRY
+
+
+def _env(num_envs: int = 16) -> ManagerBasedRLEnv:
+    cfg = REGISTRY.get("dog-flat").env_cfg()
+    cfg.num_envs = num_envs
+    cfg.sim.num_threads = 1
+    return ManagerBasedRLEnv(cfg)
+
+
+def _term(env: ManagerBasedRLEnv, name: str):
+    return env.reward_manager._terms[env.reward_manager.names.index(name)]
+
+
+def test_feet_air_time_and_joint_acc_are_their_plain_formulas():
+    env = _env()
+    env.reset()
+    air_term, air_params = _term(env, "feet_air_time")
+    acc_term, _ = _term(env, "joint_acc")
+    touch = env.scene.names("sensor")
+    feet = [env.scene.sensor_adr(name).start for name in touch if name.endswith("_touch")]
+    dt = env.step_dt
+    generator = torch.Generator().manual_seed(0)
+    rewarded = 0
+    for _ in range(40):
+        # the physics part of env.step; the terms below are then the only ones to update their state
+        env.action_manager.process_action(torch.rand(16, 12, generator=generator) * 2 - 1)
+        env.action_manager.apply_action()
+        env.sim.step(env.cfg.decimation)
+        env.scene.invalidate()
+        # feet air time: at a touchdown, sum over feet of (air time - 0.5 s), only when commanded to move
+        air_before = air_term.air_time.clone()
+        value = air_term(env, **air_params)
+        contact = env.sim.sensordata[:, feet] > 1.0
+        air = air_before + dt
+        first_contact = (air > dt) & contact
+        reward = torch.sum((air - 0.5) * first_contact.float(), dim=1)
+        moving = torch.norm(env.command_manager.get_command("base_velocity")[:, :2], dim=1) > 0.1
+        assert torch.equal(value, reward * moving.float())
+        assert torch.equal(air_term.air_time, air.masked_fill(contact, 0.0))
+        rewarded += int((value != 0).sum())
+        # joint accelerations: finite difference of joint velocities over the control step
+        vel_before = acc_term.prev_vel.clone()
+        value = acc_term(env)
+        vel = env.scene.joint_vel.float()
+        assert torch.equal(value, torch.sum(((vel - vel_before) / dt) ** 2, dim=1))
+        assert torch.equal(acc_term.prev_vel, vel)
+    assert rewarded > 0
+
+
+def test_privileged_friction_and_mass_are_nominal_then_per_env():
+    env = _env(4)
+    obs, _ = env.reset()
+    critic = env.observation_manager.groups["critic"]
+    start = sum(t.dim for t in critic[: [t.name for t in critic].index("foot_friction")])
+    feet = [env.sim.model.geom(name).id for name in ("FR_foot", "FL_foot", "RR_foot", "RL_foot")]
+    friction = obs["critic"][:, start : start + 4]
+    mass = obs["critic"][:, start + 4]
+    trunk = env.sim.model.body("trunk").id
+    assert np.array_equal(friction.numpy(), np.tile(env.sim.model.geom_friction[feet, 0].astype(np.float32), (4, 1)))
+    assert np.array_equal(mass.numpy(), np.full(4, env.sim.model.body_mass[trunk], dtype=np.float32))
+    env.sim.expand("geom_friction")[:, feet, 0] = torch.tensor([0.3, 0.5, 0.7, 0.9], dtype=torch.float64)[:, None]
+    env.sim.expand("body_mass")[:, trunk] = torch.tensor([4.0, 5.0, 6.0, 7.0], dtype=torch.float64)
+    obs, *_ = env.step(torch.zeros(4, 12))
+    assert torch.equal(obs["critic"][:, start : start + 4], torch.tensor([0.3, 0.5, 0.7, 0.9])[:, None].expand(4, 4))
+    assert torch.equal(obs["critic"][:, start + 4], torch.tensor([4.0, 5.0, 6.0, 7.0]))
