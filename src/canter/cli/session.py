@@ -18,10 +18,13 @@ from typing import Any, Literal
 import tyro
 import yaml
 
-from canter.core.errors import CanterError
+from canter.core.device import resolve_device
+from canter.core.errors import CanterError, ConfigError
 from canter.core.rng import derive_seed
 from canter.envs.env_cfg import EnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.rl import distributed
+from canter.rl.distributed import DistInfo
 from canter.rl.runner import RunnerCfg
 from canter.tasks import REGISTRY
 
@@ -43,6 +46,8 @@ class TrainArgs:
     model: str | None = None  # a different MJCF for the task's robot
     resume: str | None = None  # continue the run in this directory
     quiet: bool = False  # no start-up tables
+    nproc: int = 1  # processes on this machine (torch.distributed through torchrun); --num-envs is the total
+    dist_timeout: float = 300.0  # seconds a rank waits in a collective for another rank before failing
     env: EnvCfg  # any field of the task's env config, e.g. --env.rewards.alive.weight 2.0
     agent: RunnerCfg  # any field of the agent config, e.g. --agent.algo.learning-rate 3e-4
 
@@ -76,6 +81,27 @@ def apply_shortcuts(args: TrainArgs) -> None:
     args.env.sim.backend = args.backend
     args.agent.__post_init__()
     args.agent.algo.__post_init__()
+
+
+def init_rank(args: TrainArgs) -> DistInfo:
+    """Joins torchrun's process group when this process is one of its ranks (a no-op otherwise) and
+    adapts args to the rank: its device (cuda:LOCAL_RANK on CUDA) and, with several ranks, MuJoCo's
+    thread pool sized to this machine's cores shared by its ranks (unless --env.sim.num-threads says)."""
+    args.device = distributed.rank_device(args.device)
+    args.env.device = args.device
+    info = distributed.init(resolve_device(args.device), args.dist_timeout)
+    if info.world_size > 1:
+        if args.env.num_envs % info.world_size:
+            raise ConfigError(f"num_envs: {args.env.num_envs} envs cannot be split evenly over {info.world_size} processes")
+        if args.env.sim.num_threads == 0:
+            args.env.sim.num_threads = distributed.cores_per_process()
+    return info
+
+
+def make_rank_env(args: TrainArgs, info: DistInfo, console: Any = None) -> ManagerBasedRLEnv:
+    """This rank's env: num_envs / world_size envs seeded with derive_seed(seed, 2, rank)."""
+    return make_env(args, rank=info.rank, num_envs=args.env.num_envs // info.world_size,
+                    console=console if info.is_main else None)
 
 
 def make_env(args: TrainArgs, rank: int = 0, num_envs: int | None = None, console: Any = None) -> ManagerBasedRLEnv:
