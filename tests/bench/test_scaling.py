@@ -50,7 +50,10 @@ def test_tiny_weak_scaling_sweep_writes_table_plot_json_utilization_and_traces(t
     assert [p["nproc"] for p in points] == [1, 2]
     assert [p["num_envs"] for p in points] == [16, 32] and [p["num_envs_per_process"] for p in points] == [16, 16]
     assert points[1]["bench"]["dist_backend"] == "gloo" and points[0]["bench"]["dist_backend"] is None
-    assert points[1]["bench"]["sim_threads_per_process"] == max(1, points[0]["bench"]["cores"] // 2)
+    # every process gets the same cores at every point: the machine's cores / the largest count
+    assert report["cores_per_process"] == max(1, points[0]["bench"]["cores"] // 2)
+    assert [p["bench"]["sim_threads_per_process"] for p in points] == [report["cores_per_process"]] * 2
+    assert [p["bench"]["learn_torch_threads"] for p in points] == [report["cores_per_process"]] * 2
     for p in points:
         assert p["total_fps"] > 0 and p["total_fps"] <= p["step_inference_fps"] <= p["step_fps"]
         assert math.isclose(p["efficiency"], p["total_fps"] / points[0]["total_fps"] / p["nproc"])

@@ -5,7 +5,9 @@ started by torchrun's launcher on a free port found here) for the same wall time
 - strong scaling: a fixed total of `num_envs` envs split over the K processes;
 - weak scaling: `num_envs` envs per process (K·num_envs in all).
 speedup(K) = total FPS(K) / total FPS(K₀) and efficiency(K) = speedup(K) / (K/K₀), with K₀ the
-smallest count of the sweep (1 in the usual sweep). Written to --out: a markdown table in the layout
+smallest count of the sweep (1 in the usual sweep). Every process gets the same cores at every point
+(`cores_per_process`: its MuJoCo threads and learning threads), so K processes have K times the
+resources of one, as K GPUs have K times one GPU's. Written to --out: a markdown table in the layout
 of seed 003's tables, a PNG of FPS and efficiency versus K, the JSON of every point, and per point
 a CSV of CPU use per process (and of GPU use when NVML sees a GPU); with --profile, a
 torch.profiler chrome trace per rank (and NVTX ranges on CUDA).
@@ -21,6 +23,7 @@ from typing import Any, Literal
 from canter.bench.monitor import UtilizationMonitor
 from canter.bench.report import machine_info
 from canter.bench.train import run_train_bench_launched
+from canter.core.device import available_cores
 from canter.core.errors import ConfigError
 
 Mode = Literal["strong", "weak"]
@@ -57,10 +60,17 @@ def run_scaling(
     profile: bool = False,
     train_argv: list[str] | None = None,
     sample_interval: float = 0.5,
+    cores_per_process: int = 0,
     command: str = "",
     log: Any = None,
 ) -> dict[str, Any]:
-    """Runs the sweep and writes its files into `out`; returns the report (also saved as JSON)."""
+    """Runs the sweep and writes its files into `out`; returns the report (also saved as JSON).
+
+    cores_per_process: threads of each process's MuJoCo pool and learning, the same at every point
+    (0: this machine's cores divided by the largest process count), so that K processes use K times
+    the cores of one — as K GPUs are K times one GPU.
+    """
+    cores_per_process = cores_per_process or max(1, available_cores() // max(nprocs))
     if mode not in ("strong", "weak"):
         raise ConfigError(f"mode: {mode!r} is not one of 'strong', 'weak'")
     if num_envs < 1:
@@ -76,7 +86,7 @@ def run_scaling(
         profile_dir = str(out / f"{stem}_profile_n{nproc}") if profile else None
         with monitor:
             result = run_train_bench_launched(task, seconds, ["--num-envs", str(totals[nproc]), *(train_argv or [])],
-                                              nproc, profile_dir=profile_dir)
+                                              nproc, profile_dir=profile_dir, cores_per_process=cores_per_process)
         point = {key: result[key] for key in ("nproc", "num_envs", "num_envs_per_process", "step_fps",
                                               "step_inference_fps", "total_fps", "iteration_time_s")}
         point.update(utilization=monitor.summary(), bench=result)
@@ -91,6 +101,7 @@ def run_scaling(
         "num_envs": num_envs,
         "seconds": seconds,
         "nprocs": nprocs,
+        "cores_per_process": cores_per_process,
         "command": command,
         "machine": machine_info(),
         "backend": base["bench"]["backend"],
@@ -119,8 +130,8 @@ def markdown_table(report: dict[str, Any]) -> str:
         "",
         f"{machine['cpu']}, {machine['cores']} cores, GPU: {machine['gpu'] or 'none'}; torch {machine['torch']}, "
         f"MuJoCo {machine['mujoco']}; commit `{machine['commit']}`; physics backend {report['backend']}, "
-        f"device {report['device']}, process group {report['dist_backend'] or '-'}; {report['seconds']:g} s per point, "
-        "medians over iterations after the first.",
+        f"device {report['device']}, process group {report['dist_backend'] or '-'}; {report['cores_per_process']} "
+        f"core(s) per process; {report['seconds']:g} s per point, medians over iterations after the first.",
         "",
         "| # processes | # envs | envs / process | FPS Step | Environment Step & Inference FPS | FPS Total "
         "| Per Epoch Time (s) | speedup | efficiency |",

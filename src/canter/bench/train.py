@@ -23,6 +23,7 @@ from canter.cli.launch import launch
 from canter.cli.session import init_rank, make_rank_env, parse_train_args
 from canter.core import profiling
 from canter.core.errors import ConfigError
+from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
 
 FIGURES = ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s")
@@ -71,6 +72,7 @@ def run_train_bench(
         "backend": args.backend,
         "device": str(env.device),
         "dist_backend": info.backend,
+        "cores_per_process": distributed.cores_per_process(),
         "sim_threads_per_process": sim_threads,
         "rollout_torch_threads": runner.rollout_threads,
         "learn_torch_threads": runner.learn_threads,
@@ -94,15 +96,23 @@ def run_train_bench(
 
 
 def run_train_bench_launched(
-    task: str, seconds: float, train_argv: list[str], nproc: int, *, profile_dir: str | None = None, port: int | None = None
+    task: str,
+    seconds: float,
+    train_argv: list[str],
+    nproc: int,
+    *,
+    profile_dir: str | None = None,
+    port: int | None = None,
+    cores_per_process: int | None = None,
 ) -> dict[str, Any]:
     """run_train_bench on nproc ranks started by torchrun's launcher (`python -m canter bench train`
-    in each); rank 0's result, with the port the ranks met on."""
+    in each; cores_per_process: see canter.cli.launch.launch); rank 0's result, with the port the
+    ranks met on."""
     with tempfile.TemporaryDirectory(prefix="canter-bench-") as tmp:
         out = Path(tmp) / "result.json"
         profile = ["--profile-dir", profile_dir] if profile_dir else []
         argv = ["bench", "train", "--task", task, "--seconds", str(seconds), "--out", str(out), *profile, *train_argv]
-        port = launch("canter", argv, nproc, port=port)
+        port = launch("canter", argv, nproc, port=port, cores_per_process=cores_per_process)
         result = json.loads(out.read_text())
     result["master_port"] = port
     return result

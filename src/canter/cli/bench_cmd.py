@@ -107,8 +107,8 @@ def _memory(argv: list[str]) -> int:
     return 0
 
 
-TRAIN_USAGE = """usage: canter bench train --task TASK [--seconds S] [--nproc K] [--json] [--out FILE] [--profile-dir DIR]
-                          [train options: --num-envs N, --model MJCF, ...]
+TRAIN_USAGE = """usage: canter bench train --task TASK [--seconds S] [--nproc K [--cores-per-process C]] [--json]
+                          [--out FILE] [--profile-dir DIR] [train options: --num-envs N, --model MJCF, ...]
 --nproc K: K processes (torch.distributed via torchrun's launcher); --num-envs is the total over them and
 every FPS figure is summed over them. --out FILE: write the JSON there (a rank run by torchrun then
 prints nothing else). --profile-dir DIR: NVTX ranges (CUDA only) and a torch.profiler chrome trace per rank."""
@@ -126,6 +126,7 @@ def _train(argv: list[str]) -> int:
     nproc = int(_number("--nproc", _pop_flag(argv, "--nproc", "1")))
     out = _pop_flag(argv, "--out", None)
     profile_dir = _pop_flag(argv, "--profile-dir", None)
+    cores = _pop_flag(argv, "--cores-per-process", None)
     if nproc < 1:
         raise CanterError(f"--nproc: must be >= 1, got {nproc}")
     console = Console(stderr=True)
@@ -133,7 +134,8 @@ def _train(argv: list[str]) -> int:
         if launched_world_size() > 1:
             raise CanterError("--nproc: this process is already one rank of a torchrun launch")
         console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s on {nproc} processes")
-        result = run_train_bench_launched(task, seconds, argv, nproc, profile_dir=profile_dir)
+        result = run_train_bench_launched(task, seconds, argv, nproc, profile_dir=profile_dir,
+                                          cores_per_process=int(_number("--cores-per-process", cores)) if cores else None)
     else:
         console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s")
 
@@ -238,6 +240,7 @@ class ScalingArgs:
     out: str = "bench_out/scaling"  # markdown table, PNG, JSON and CPU/GPU utilization CSVs go here
     profile: bool = False  # NVTX ranges (CUDA) and a torch.profiler chrome trace per rank
     sample_interval: float = 0.5  # seconds between CPU/GPU utilization samples
+    cores_per_process: int = 0  # threads of each process (MuJoCo pool, learning); 0: cores / largest count
     json: bool = False  # print the JSON report instead of the table
 
 
@@ -254,7 +257,8 @@ def _scaling(argv: list[str]) -> int:
     console = Console(stderr=True)
     report = run_scaling(task=args.task, mode=args.mode, nprocs=parse_nprocs(args.nprocs), num_envs=args.num_envs,
                          seconds=args.seconds, out=Path(args.out), profile=args.profile, train_argv=train_argv,
-                         sample_interval=args.sample_interval, command=command_line(argv),
+                         sample_interval=args.sample_interval, cores_per_process=args.cores_per_process,
+                         command=command_line(argv),
                          log=lambda message: console.print(f"[dim]{message}[/dim]"))
     if args.json:
         print(json.dumps(report, indent=2))
@@ -270,7 +274,55 @@ def _scaling(argv: list[str]) -> int:
     return 0
 
 
-SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "scaling": _scaling}
+GRADSYNC_USAGE = """usage: canter bench gradsync --task TASK [--nproc K] [--steps N] [--repeats R] [--json] [--out FILE]
+                             [train options: --num-envs N (total), --agent.algo.num-mini-batches M, ...]
+Milliseconds per PPO minibatch step with the flat gradient all-reduce vs DistributedDataParallel vs no exchange."""
+
+
+def _gradsync(argv: list[str]) -> int:
+    from canter.bench.gradsync import run_gradsync_bench, run_gradsync_launched
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print(GRADSYNC_USAGE)
+        return 0
+    argv = list(argv)
+    want_json = "--json" in argv
+    argv = [a for a in argv if a != "--json"]
+    task = _pop_flag(argv, "--task", "ant") or "ant"
+    nproc = int(_number("--nproc", _pop_flag(argv, "--nproc", "2")))
+    steps = int(_number("--steps", _pop_flag(argv, "--steps", "50")))
+    repeats = int(_number("--repeats", _pop_flag(argv, "--repeats", "5")))
+    out = _pop_flag(argv, "--out", None)
+    if min(nproc, steps, repeats) < 1:
+        raise CanterError("--nproc, --steps and --repeats must be >= 1")
+    if nproc > 1 and launched_world_size() <= 1:
+        result = run_gradsync_launched(task, steps, repeats, nproc, argv)
+    else:
+        result = run_gradsync_bench(task, steps, repeats, argv)
+        is_main = distributed_info().is_main
+        shutdown()
+        if not is_main:
+            return 0
+    if out is not None:
+        Path(out).write_text(json.dumps(result, indent=2))
+        if launched_world_size() > 1:
+            return 0
+    if want_json:
+        print(json.dumps(result, indent=2))
+        return 0
+    table = Table(title=f"gradient exchange, {task}: {result['nproc']} processes, minibatch "
+                  f"{result['minibatch_size_per_process']} per process, {result['num_parameters']:,} parameters",
+                  title_justify="left")
+    table.add_column("way")
+    table.add_column("ms per minibatch step", justify="right")
+    for way, label in (("none", "no exchange"), ("flat", "flat all-reduce"), ("ddp", "DistributedDataParallel")):
+        table.add_row(label, f"{result[way + '_ms']:.3f}")
+    Console().print(table)
+    print(f"faster: {result['faster']}  commit {result['commit']}")
+    return 0
+
+
+SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "scaling": _scaling, "gradsync": _gradsync}
 
 
 def main(argv: list[str]) -> int:

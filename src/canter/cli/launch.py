@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from canter.core.device import available_cores
 from canter.core.errors import CanterError
+from canter.rl.distributed import CORES_VARIABLE
 
 # exit code of a rank that stopped because another rank failed (see canter.cli.main.entrypoint)
 PEER_FAILURE_EXIT = 3
@@ -58,12 +59,29 @@ def torchrun_argv(module: str, module_argv: list[str], nproc: int, port: int, lo
     ]  # fmt: skip
 
 
-def launch(module: str, module_argv: list[str], nproc: int, port: int | None = None) -> int:
+@contextlib.contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    """os.environ with `values` set (the ranks inherit it), restored afterwards."""
+    previous = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def launch(
+    module: str, module_argv: list[str], nproc: int, port: int | None = None, cores_per_process: int | None = None
+) -> int:
     """Runs `python -m module module_argv` as nproc ranks on this machine and waits for all of them.
 
-    Returns the port used. Each rank's threads: this machine's cores / nproc (OMP_NUM_THREADS, and
-    canter.rl.distributed.cores_per_process for MuJoCo's pool and learning). A rank that fails ends
-    the launch with a CanterError naming the first rank that failed and how.
+    Returns the port used. cores_per_process: the threads of each rank's MuJoCo pool and learning
+    (CANTER_CORES_PER_PROCESS, OMP_NUM_THREADS); None shares this machine's cores evenly. A rank that
+    fails ends the launch with a CanterError naming the first rank that failed and how.
     """
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import elastic_launch
@@ -71,9 +89,13 @@ def launch(module: str, module_argv: list[str], nproc: int, port: int | None = N
 
     if nproc < 1:
         raise CanterError(f"--nproc: must be >= 1, got {nproc}")
+    if cores_per_process is not None and cores_per_process < 1:
+        raise CanterError(f"--cores-per-process: must be >= 1, got {cores_per_process}")
     port = port or free_port()
-    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, available_cores() // nproc)))
-    with tempfile.TemporaryDirectory(prefix="canter-torchrun-") as log_dir, _quiet_torchrun():
+    threads = {"OMP_NUM_THREADS": str(cores_per_process or max(1, available_cores() // nproc))}
+    if cores_per_process is not None:
+        threads[CORES_VARIABLE] = str(cores_per_process)
+    with tempfile.TemporaryDirectory(prefix="canter-torchrun-") as log_dir, _quiet_torchrun(), _environment(threads):
         config, command, command_args = config_from_args(parse_args(torchrun_argv(module, module_argv, nproc, port, log_dir)))
         try:
             elastic_launch(config, command)(*command_args)

@@ -28,6 +28,7 @@ commands:
   bench memory       memory of per-env model fields (domain randomization)
   bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
   bench scaling      strong/weak scaling over processes (torch.distributed): table, plot, CPU/GPU logs
+  bench gradsync     gradient exchange of distributed PPO: flat all-reduce vs DistributedDataParallel
 
 `canter <command> --help` describes each command's options."""
 

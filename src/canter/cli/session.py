@@ -85,16 +85,15 @@ def apply_shortcuts(args: TrainArgs) -> None:
 
 def init_rank(args: TrainArgs) -> DistInfo:
     """Joins torchrun's process group when this process is one of its ranks (a no-op otherwise) and
-    adapts args to the rank: its device (cuda:LOCAL_RANK on CUDA) and, with several ranks, MuJoCo's
-    thread pool sized to this machine's cores shared by its ranks (unless --env.sim.num-threads says)."""
+    adapts args to the rank: its device (cuda:LOCAL_RANK on CUDA) and MuJoCo's thread pool sized to
+    distributed.cores_per_process() (unless --env.sim.num-threads says otherwise)."""
     args.device = distributed.rank_device(args.device)
     args.env.device = args.device
     info = distributed.init(resolve_device(args.device), args.dist_timeout)
-    if info.world_size > 1:
-        if args.env.num_envs % info.world_size:
-            raise ConfigError(f"num_envs: {args.env.num_envs} envs cannot be split evenly over {info.world_size} processes")
-        if args.env.sim.num_threads == 0:
-            args.env.sim.num_threads = distributed.cores_per_process()
+    if args.env.num_envs % info.world_size:
+        raise ConfigError(f"num_envs: {args.env.num_envs} envs cannot be split evenly over {info.world_size} processes")
+    if args.env.sim.num_threads == 0:
+        args.env.sim.num_threads = distributed.cores_per_process()
     return info
 
 

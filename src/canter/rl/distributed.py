@@ -107,9 +107,19 @@ def is_distributed() -> bool:
     return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
 
 
+CORES_VARIABLE = "CANTER_CORES_PER_PROCESS"
+
+
 def cores_per_process() -> int:
-    """This machine's cores shared evenly by the ranks on it (LOCAL_WORLD_SIZE), at least 1: the
-    MuJoCo thread pool and torch's learning threads of each rank, so ranks never oversubscribe."""
+    """Cores each process may keep busy: the size of its MuJoCo thread pool and of torch's learning
+    threads. CANTER_CORES_PER_PROCESS when set (the scaling benchmark gives every process the same
+    cores whatever their number), else this machine's cores shared evenly by the ranks on it
+    (LOCAL_WORLD_SIZE), at least 1, so ranks never oversubscribe the machine."""
+    if os.environ.get(CORES_VARIABLE):
+        cores = _env_int(CORES_VARIABLE, 1)
+        if cores < 1:
+            raise CanterError(f"{CORES_VARIABLE}: must be >= 1, got {cores}")
+        return cores
     return max(1, available_cores() // max(1, _env_int("LOCAL_WORLD_SIZE", 1)))
 
 

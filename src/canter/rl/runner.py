@@ -240,23 +240,8 @@ class OnPolicyRunner:
         transitions = env.num_envs * num_steps
         stop = should_stop is not None and should_stop()
         rates = [transitions / step_time, transitions / (step_time + inference_time), transitions / iteration_time]
-        local = torch.cat([torch.stack([return_sum, length_sum, episodes]).double(),
-                           torch.tensor([*rates, float(stop)], dtype=torch.float64, device=device)])
-        # the one host synchronization of the iteration (and its one all-reduce under torch.distributed)
-        return_total, length_total, n_episodes, step_fps, step_inference_fps, total_fps, stops = (
-            distributed.all_reduce_sum(local).tolist()
-        )
-        stats = {
-            "mean_return": return_total / n_episodes if n_episodes else float("nan"),
-            "mean_episode_length": length_total / n_episodes if n_episodes else float("nan"),
-            "episodes": n_episodes,
-            "step_fps": step_fps,
-            "step_inference_fps": step_inference_fps,
-            "total_fps": total_fps,
-            "iteration_time_s": iteration_time,
-            "collect_time_s": collect_time,
-            "learn_time_s": iteration_time - collect_time,
-        }
+        stats = _reduce_statistics(torch.stack([return_sum, length_sum, episodes]), rates, stop)
+        stats.update(iteration_time_s=iteration_time, collect_time_s=collect_time, learn_time_s=iteration_time - collect_time)
         scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes"))}
         scalars.update({f"Perf/{k}": v for k, v in stats.items() if k.endswith(("fps", "_s"))})
         scalars.update({f"Loss/{k}": float(v) for k, v in losses.items()})
@@ -275,13 +260,32 @@ class OnPolicyRunner:
             self.history.append(curve)
         if logger is not None:
             logger.log_iteration(self.iteration, scalars, curve)
-        return obs, {**stats, **{k: float(v) for k, v in losses.items()}, "stop": float(stops > 0)}
+        return obs, {**stats, **{k: float(v) for k, v in losses.items()}}
 
 
 def _sync(device: torch.device) -> None:
     """Make wall-clock timing honest on asynchronous devices (a no-op on the CPU)."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def _reduce_statistics(sums: torch.Tensor, rates: list[float], stop: bool) -> dict[str, float]:
+    """Episode statistics and FPS of all ranks from this rank's (return sum, length sum, episodes)
+    tensor, its (step, step+inference, total) FPS and its wish to stop: one all-reduce, and the one
+    host synchronization of the iteration. "stop" is 1.0 when any rank asked to stop."""
+    local = torch.cat([sums.double(), torch.tensor([*rates, float(stop)], dtype=torch.float64, device=sums.device)])
+    return_total, length_total, episodes, step_fps, step_inference_fps, total_fps, stops = (
+        distributed.all_reduce_sum(local).tolist()
+    )
+    return {
+        "mean_return": return_total / episodes if episodes else float("nan"),
+        "mean_episode_length": length_total / episodes if episodes else float("nan"),
+        "episodes": episodes,
+        "step_fps": step_fps,
+        "step_inference_fps": step_inference_fps,
+        "total_fps": total_fps,
+        "stop": float(stops > 0),
+    }
 
 
 def _read_checkpoint(path: Path, world_size: int, map_location: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
