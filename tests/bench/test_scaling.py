@@ -33,13 +33,14 @@ def test_markdown_table_has_seed_003_columns_and_the_efficiency():
          "total_fps": 19000.0, "iteration_time_s": 3.449, "speedup": 1.9, "efficiency": 0.95},
     ]
     report = {"task": "ant", "mode": "weak", "num_envs": 512, "seconds": 60.0, "command": "canter bench scaling",
-              "machine": machine, "backend": "cpu", "device": "cpu", "dist_backend": "gloo", "points": points}
+              "machine": machine, "backend": "cpu", "device": "cpu", "dist_backend": "gloo", "points": points,
+              "cores_per_process": 1}
     lines = markdown_table(report).splitlines()
     header = lines.index(next(line for line in lines if line.startswith("| # processes")))
     assert "FPS Step | Environment Step & Inference FPS | FPS Total | Per Epoch Time (s)" in lines[header]
     assert lines[header + 2] == "| 1 | 512 | 512 | 20,000 | 18,000 | 10,000 | 3.277 | 1.00 | 100% |"
     assert lines[header + 3] == "| 2 | 1024 | 512 | 39,000 | 35,000 | 19,000 | 3.449 | 1.90 | 95% |"
-    assert "abc1234" in lines[header - 2]
+    assert "abc1234" in lines[header - 2] and "1 core(s) per process" in lines[header - 2]
 
 
 @pytest.mark.skipif(not torch.distributed.is_gloo_available(), reason="needs torch.distributed with gloo")

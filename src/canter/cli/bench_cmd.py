@@ -14,6 +14,7 @@ from rich.table import Table
 
 from canter.bench.env import EnvBenchCfg, measure_dr_memory, run_env_bench
 from canter.bench.train import run_train_bench, run_train_bench_launched
+from canter.cli.session import pop_flag
 from canter.core.errors import CanterError
 from canter.rl.distributed import info as distributed_info
 from canter.rl.distributed import launched_world_size, shutdown
@@ -121,12 +122,12 @@ def _train(argv: list[str]) -> int:
     argv = list(argv)
     want_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
-    task = _pop_flag(argv, "--task", "ant") or "ant"
-    seconds = _number("--seconds", _pop_flag(argv, "--seconds", "60"))
-    nproc = int(_number("--nproc", _pop_flag(argv, "--nproc", "1")))
-    out = _pop_flag(argv, "--out", None)
-    profile_dir = _pop_flag(argv, "--profile-dir", None)
-    cores = _pop_flag(argv, "--cores-per-process", None)
+    task = pop_flag(argv, "--task", "ant") or "ant"
+    seconds = _number("--seconds", pop_flag(argv, "--seconds", "60"))
+    nproc = int(_number("--nproc", pop_flag(argv, "--nproc", "1")))
+    out = pop_flag(argv, "--out", None)
+    profile_dir = pop_flag(argv, "--profile-dir", None)
+    cores = pop_flag(argv, "--cores-per-process", None)
     if nproc < 1:
         raise CanterError(f"--nproc: must be >= 1, got {nproc}")
     console = Console(stderr=True)
@@ -172,21 +173,6 @@ def _number(flag: str, text: str | None) -> float:
         return float(text or "")
     except ValueError as err:
         raise CanterError(f"{flag}: not a number: {text!r}") from err
-
-
-def _pop_flag(argv: list[str], flag: str, default: str | None) -> str | None:
-    """Remove `flag VALUE` (or flag=VALUE) from argv and return VALUE."""
-    for index, token in enumerate(argv):
-        if token == flag:
-            if index + 1 >= len(argv):
-                raise CanterError(f"{flag} needs a value")
-            value = argv[index + 1]
-            del argv[index : index + 2]
-            return value
-        if token.startswith(flag + "="):
-            del argv[index]
-            return token.split("=", 1)[1]
-    return default
 
 
 @dataclass(kw_only=True)
@@ -288,11 +274,11 @@ def _gradsync(argv: list[str]) -> int:
     argv = list(argv)
     want_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
-    task = _pop_flag(argv, "--task", "ant") or "ant"
-    nproc = int(_number("--nproc", _pop_flag(argv, "--nproc", "2")))
-    steps = int(_number("--steps", _pop_flag(argv, "--steps", "50")))
-    repeats = int(_number("--repeats", _pop_flag(argv, "--repeats", "5")))
-    out = _pop_flag(argv, "--out", None)
+    task = pop_flag(argv, "--task", "ant") or "ant"
+    nproc = int(_number("--nproc", pop_flag(argv, "--nproc", "2")))
+    steps = int(_number("--steps", pop_flag(argv, "--steps", "50")))
+    repeats = int(_number("--repeats", pop_flag(argv, "--repeats", "5")))
+    out = pop_flag(argv, "--out", None)
     if min(nproc, steps, repeats) < 1:
         raise CanterError("--nproc, --steps and --repeats must be >= 1")
     if nproc > 1 and launched_world_size() <= 1:

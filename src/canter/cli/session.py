@@ -136,6 +136,21 @@ def read_command(run_dir: Path) -> tuple[str, list[str]]:
         raise CanterError(f"corrupt {path}: {err}") from err
 
 
+def pop_flag(argv: list[str], flag: str, default: str | None) -> str | None:
+    """Removes `flag VALUE` (or flag=VALUE) from argv and returns VALUE (default when absent)."""
+    for index, token in enumerate(argv):
+        if token == flag:
+            if index + 1 >= len(argv):
+                raise CanterError(f"{flag} needs a value")
+            value = argv[index + 1]
+            del argv[index : index + 2]
+            return value
+        if token.startswith(flag + "="):
+            del argv[index]
+            return token.split("=", 1)[1]
+    return default
+
+
 def strip_flags(argv: list[str], flags: tuple[str, ...]) -> list[str]:
     """argv without the given flags and their values (e.g. --resume, --max-iterations)."""
     out, skip = [], False

@@ -21,6 +21,7 @@ from canter.cli.session import (
     make_rank_env,
     new_run_dir,
     parse_train_args,
+    pop_flag,
     read_command,
     strip_flags,
     write_run_files,
@@ -72,7 +73,7 @@ def train_main(argv: list[str]) -> int:
         print(TRAIN_USAGE.format(tasks=", ".join(REGISTRY.names())))
         return 0
     argv = list(argv)
-    nproc_text = _pop_flag(argv, "--nproc")
+    nproc_text = pop_flag(argv, "--nproc", None)
     nproc = _positive_int("--nproc", nproc_text) if nproc_text is not None else 1
     if nproc > 1:
         if launched_world_size() > 1:
@@ -146,21 +147,6 @@ def run_training(argv: list[str]) -> int:
     console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
     shutdown()
     return 0
-
-
-def _pop_flag(argv: list[str], flag: str) -> str | None:
-    """Removes `flag VALUE` (or flag=VALUE) from argv and returns VALUE (None when absent)."""
-    for index, token in enumerate(argv):
-        if token == flag:
-            if index + 1 >= len(argv):
-                raise CanterError(f"{flag} needs a value")
-            value = argv[index + 1]
-            del argv[index : index + 2]
-            return value
-        if token.startswith(flag + "="):
-            del argv[index]
-            return token.split("=", 1)[1]
-    return None
 
 
 def _positive_int(flag: str, text: str) -> int:
