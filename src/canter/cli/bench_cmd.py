@@ -111,8 +111,7 @@ def _memory(argv: list[str]) -> int:
 TRAIN_USAGE = """usage: canter bench train --task TASK [--seconds S] [--nproc K [--cores-per-process C]] [--json]
                           [--out FILE] [--profile-dir DIR] [train options: --num-envs N, --model MJCF, ...]
 --nproc K: K processes (torch.distributed via torchrun's launcher); --num-envs is the total over them and
-every FPS figure is summed over them. --out FILE: write the JSON there (a rank run by torchrun then
-prints nothing else). --profile-dir DIR: NVTX ranges (CUDA only) and a torch.profiler chrome trace per rank."""
+every FPS figure is summed over them. --out FILE: write the JSON there instead of printing anything. --profile-dir DIR: NVTX ranges (CUDA only) and a torch.profiler chrome trace per rank."""
 
 
 def _train(argv: list[str]) -> int:
@@ -138,7 +137,8 @@ def _train(argv: list[str]) -> int:
         result = run_train_bench_launched(task, seconds, argv, nproc, profile_dir=profile_dir,
                                           cores_per_process=int(_number("--cores-per-process", cores)) if cores else None)
     else:
-        console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s")
+        if out is None:
+            console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s")
 
         def progress(elapsed: float, stats: dict) -> None:
             console.print(f"[dim]{elapsed:6.1f} s  return {stats['mean_return']:9.3f}  total {stats['total_fps']:>10,.0f} steps/s[/dim]")
@@ -150,8 +150,7 @@ def _train(argv: list[str]) -> int:
             return 0
     if out is not None:
         Path(out).write_text(json.dumps(result, indent=2))
-        if launched_world_size() > 1:
-            return 0
+        return 0
     if want_json:
         print(json.dumps(result, indent=2))
         return 0
@@ -291,8 +290,7 @@ def _gradsync(argv: list[str]) -> int:
             return 0
     if out is not None:
         Path(out).write_text(json.dumps(result, indent=2))
-        if launched_world_size() > 1:
-            return 0
+        return 0
     if want_json:
         print(json.dumps(result, indent=2))
         return 0
