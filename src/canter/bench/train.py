@@ -108,6 +108,9 @@ def run_train_bench_launched(
     """run_train_bench on nproc ranks started by torchrun's launcher (`python -m canter bench train`
     in each; cores_per_process: see canter.cli.launch.launch); rank 0's result, with the port the
     ranks met on."""
+    if not seconds > 0:
+        raise ConfigError(f"--seconds: must be > 0, got {seconds}")
+    parse_train_args(task, [*train_argv, "--quiet"])  # one-line errors here, before any rank starts
     with tempfile.TemporaryDirectory(prefix="canter-bench-") as tmp:
         out = Path(tmp) / "result.json"
         profile = ["--profile-dir", profile_dir] if profile_dir else []

@@ -166,7 +166,7 @@ class ManagerBasedRLEnv:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.sim.set_state(state["sim"])
-        self.generator.set_state(state["generator"])
+        self.generator.set_state(state["generator"].cpu())  # a map_location may have moved it
         self.episode_length_buf.copy_(state["episode_length_buf"])
         self.episode_return.copy_(state["episode_return"])
         self.common_step_counter = int(state["common_step_counter"])

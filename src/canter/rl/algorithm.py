@@ -209,4 +209,4 @@ class OnPolicyAlgorithm:
         self.learning_rate.copy_(state["learning_rate"])
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate
-        self.generator.set_state(state["generator"])
+        self.generator.set_state(state["generator"].cpu())  # a map_location may have moved it

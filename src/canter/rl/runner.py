@@ -160,7 +160,7 @@ class OnPolicyRunner:
         if part.get("num_envs") is not None and int(part["num_envs"]) != self.env.num_envs:
             raise CanterError(f"{path} holds {part['num_envs']} envs per process, this run has {self.env.num_envs}")
         self.algorithm.load_state_dict(shared["algorithm"])
-        self.algorithm.generator.set_state(part["generator"])
+        self.algorithm.generator.set_state(part["generator"].cpu())
         if part.get("hidden_states") is not None:
             self.algorithm.policy.set_hidden_states(*part["hidden_states"])
         self.env.load_state_dict(part["env"])
