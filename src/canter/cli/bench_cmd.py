@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
 import tyro
 from rich.console import Console
 from rich.table import Table
 
 from canter.bench.env import EnvBenchCfg, measure_dr_memory, run_env_bench
-from canter.bench.train import run_train_bench
+from canter.bench.train import run_train_bench, run_train_bench_launched
+from canter.cli.session import pop_flag
 from canter.core.errors import CanterError
+from canter.rl.distributed import info as distributed_info
+from canter.rl.distributed import launched_world_size, shutdown
 from canter.sim.model import load_model
 from canter.tasks import REGISTRY
 
@@ -103,34 +108,54 @@ def _memory(argv: list[str]) -> int:
     return 0
 
 
-TRAIN_USAGE = """usage: canter bench train --task TASK [--seconds S] [--json] [train options: --num-envs N, --model MJCF, ...]"""
+TRAIN_USAGE = """usage: canter bench train --task TASK [--seconds S] [--nproc K [--cores-per-process C]] [--json]
+                          [--out FILE] [--profile-dir DIR] [train options: --num-envs N, --model MJCF, ...]
+--nproc K: K processes (torch.distributed via torchrun's launcher); --num-envs is the total over them and
+every FPS figure is summed over them. --out FILE: write the JSON there instead of printing anything. --profile-dir DIR: NVTX ranges (CUDA only) and a torch.profiler chrome trace per rank."""
 
 
 def _train(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(TRAIN_USAGE)
         return 0
+    argv = list(argv)
     want_json = "--json" in argv
     argv = [a for a in argv if a != "--json"]
-    task, seconds = _pop_flag(argv, "--task", "ant") or "ant", 60.0
-    seconds_text = _pop_flag(argv, "--seconds", None)
-    if seconds_text is not None:
-        try:
-            seconds = float(seconds_text)
-        except ValueError as err:
-            raise CanterError(f"--seconds: not a number: {seconds_text!r}") from err
+    task = pop_flag(argv, "--task", "ant") or "ant"
+    seconds = _number("--seconds", pop_flag(argv, "--seconds", "60"))
+    nproc = int(_number("--nproc", pop_flag(argv, "--nproc", "1")))
+    out = pop_flag(argv, "--out", None)
+    profile_dir = pop_flag(argv, "--profile-dir", None)
+    cores = pop_flag(argv, "--cores-per-process", None)
+    if nproc < 1:
+        raise CanterError(f"--nproc: must be >= 1, got {nproc}")
     console = Console(stderr=True)
-    console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s")
+    if nproc > 1:
+        if launched_world_size() > 1:
+            raise CanterError("--nproc: this process is already one rank of a torchrun launch")
+        console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s on {nproc} processes")
+        result = run_train_bench_launched(task, seconds, argv, nproc, profile_dir=profile_dir,
+                                          cores_per_process=int(_number("--cores-per-process", cores)) if cores else None)
+    else:
+        if out is None:
+            console.print(f"[bold]bench train[/bold] task={task} for {seconds:.0f} s")
 
-    def progress(elapsed: float, stats: dict) -> None:
-        console.print(f"[dim]{elapsed:6.1f} s  return {stats['mean_return']:9.3f}  total {stats['total_fps']:>10,.0f} steps/s[/dim]")
+        def progress(elapsed: float, stats: dict) -> None:
+            console.print(f"[dim]{elapsed:6.1f} s  return {stats['mean_return']:9.3f}  total {stats['total_fps']:>10,.0f} steps/s[/dim]")
 
-    result = run_train_bench(task, seconds, argv, progress)
+        result = run_train_bench(task, seconds, argv, progress, Path(profile_dir) if profile_dir else None)
+        is_main = distributed_info().is_main
+        shutdown()
+        if not is_main:
+            return 0
+    if out is not None:
+        Path(out).write_text(json.dumps(result, indent=2))
+        return 0
     if want_json:
         print(json.dumps(result, indent=2))
         return 0
-    table = Table(title=f"train {task}: {result['num_envs']} envs, {result['iterations']} iterations in {result['wall_time_s']:.0f} s",
-                  title_justify="left")
+    table = Table(title=f"train {task}: {result['num_envs']} envs on {result['nproc']} process(es), "
+                  f"{result['iterations']} iterations in {result['wall_time_s']:.0f} s", title_justify="left")
     for column in ("figure", "median", "min", "max"):
         table.add_column(column, justify="right")
     for key in ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s"):
@@ -142,19 +167,11 @@ def _train(argv: list[str]) -> int:
     return 0
 
 
-def _pop_flag(argv: list[str], flag: str, default: str | None) -> str | None:
-    """Remove `flag VALUE` (or flag=VALUE) from argv and return VALUE."""
-    for index, token in enumerate(argv):
-        if token == flag:
-            if index + 1 >= len(argv):
-                raise CanterError(f"{flag} needs a value")
-            value = argv[index + 1]
-            del argv[index : index + 2]
-            return value
-        if token.startswith(flag + "="):
-            del argv[index]
-            return token.split("=", 1)[1]
-    return default
+def _number(flag: str, text: str | None) -> float:
+    try:
+        return float(text or "")
+    except ValueError as err:
+        raise CanterError(f"{flag}: not a number: {text!r}") from err
 
 
 @dataclass(kw_only=True)
@@ -169,8 +186,6 @@ class Sb3Args:
 
 
 def _sb3(argv: list[str]) -> int:
-    from pathlib import Path
-
     from canter.bench.sb3 import plot_compare, run_sb3_compare
 
     args = tyro.cli(Sb3Args, args=argv, prog="canter bench sb3",
@@ -200,7 +215,98 @@ def _sb3(argv: list[str]) -> int:
     return 0
 
 
-SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3}
+@dataclass(kw_only=True)
+class ScalingArgs:
+    task: str = "ant"
+    mode: Literal["strong", "weak"] = "weak"  # strong: --num-envs in all; weak: --num-envs per process
+    nprocs: str = "1,2"  # process counts, comma-separated, e.g. 1,2,4,8
+    num_envs: int = 1024
+    seconds: float = 60.0  # timed training per point (plus start-up)
+    out: str = "bench_out/scaling"  # markdown table, PNG, JSON and CPU/GPU utilization CSVs go here
+    profile: bool = False  # NVTX ranges (CUDA) and a torch.profiler chrome trace per rank
+    sample_interval: float = 0.5  # seconds between CPU/GPU utilization samples
+    cores_per_process: int = 0  # threads of each process (MuJoCo pool, learning); 0: cores / largest count
+    json: bool = False  # print the JSON report instead of the table
+
+
+def _scaling(argv: list[str]) -> int:
+    from canter.bench.scaling import command_line, parse_nprocs, run_scaling
+
+    args, train_argv = tyro.cli(
+        ScalingArgs, args=argv, prog="canter bench scaling", return_unknown_args=True,
+        description="Strong or weak scaling of training over processes (torch.distributed); any other flag "
+        "(e.g. --backend, --agent.algo.num-mini-batches) goes to every training run.",
+    )
+    if launched_world_size() > 1:
+        raise CanterError("bench scaling starts its own ranks; run it outside torchrun")
+    console = Console(stderr=True)
+    report = run_scaling(task=args.task, mode=args.mode, nprocs=parse_nprocs(args.nprocs), num_envs=args.num_envs,
+                         seconds=args.seconds, out=Path(args.out), profile=args.profile, train_argv=train_argv,
+                         sample_interval=args.sample_interval, cores_per_process=args.cores_per_process,
+                         command=command_line(argv),
+                         log=lambda message: console.print(f"[dim]{message}[/dim]"))
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    table = Table(title=f"{args.mode} scaling, {args.task}", title_justify="left")
+    for column in ("processes", "envs", "FPS step", "step+inference", "FPS total", "epoch (s)", "speedup", "efficiency"):
+        table.add_column(column, justify="right")
+    for p in report["points"]:
+        table.add_row(str(p["nproc"]), str(p["num_envs"]), f"{p['step_fps']:,.0f}", f"{p['step_inference_fps']:,.0f}",
+                      f"{p['total_fps']:,.0f}", f"{p['iteration_time_s']:.3f}", f"{p['speedup']:.2f}", f"{p['efficiency']:.0%}")
+    Console().print(table)
+    print("wrote " + ", ".join(report["files"].values()))
+    return 0
+
+
+GRADSYNC_USAGE = """usage: canter bench gradsync --task TASK [--nproc K] [--steps N] [--repeats R] [--json] [--out FILE]
+                             [train options: --num-envs N (total), --agent.algo.num-mini-batches M, ...]
+Milliseconds per PPO minibatch step with the flat gradient all-reduce vs DistributedDataParallel vs no exchange."""
+
+
+def _gradsync(argv: list[str]) -> int:
+    from canter.bench.gradsync import run_gradsync_bench, run_gradsync_launched
+
+    if not argv or argv[0] in ("-h", "--help"):
+        print(GRADSYNC_USAGE)
+        return 0
+    argv = list(argv)
+    want_json = "--json" in argv
+    argv = [a for a in argv if a != "--json"]
+    task = pop_flag(argv, "--task", "ant") or "ant"
+    nproc = int(_number("--nproc", pop_flag(argv, "--nproc", "2")))
+    steps = int(_number("--steps", pop_flag(argv, "--steps", "50")))
+    repeats = int(_number("--repeats", pop_flag(argv, "--repeats", "5")))
+    out = pop_flag(argv, "--out", None)
+    if min(nproc, steps, repeats) < 1:
+        raise CanterError("--nproc, --steps and --repeats must be >= 1")
+    if nproc > 1 and launched_world_size() <= 1:
+        result = run_gradsync_launched(task, steps, repeats, nproc, argv)
+    else:
+        result = run_gradsync_bench(task, steps, repeats, argv)
+        is_main = distributed_info().is_main
+        shutdown()
+        if not is_main:
+            return 0
+    if out is not None:
+        Path(out).write_text(json.dumps(result, indent=2))
+        return 0
+    if want_json:
+        print(json.dumps(result, indent=2))
+        return 0
+    table = Table(title=f"gradient exchange, {task}: {result['nproc']} processes, minibatch "
+                  f"{result['minibatch_size_per_process']} per process, {result['num_parameters']:,} parameters",
+                  title_justify="left")
+    table.add_column("way")
+    table.add_column("ms per minibatch step", justify="right")
+    for way, label in (("none", "no exchange"), ("flat", "flat all-reduce"), ("ddp", "DistributedDataParallel")):
+        table.add_row(label, f"{result[way + '_ms']:.3f}")
+    Console().print(table)
+    print(f"faster: {result['faster']}  commit {result['commit']}")
+    return 0
+
+
+SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "scaling": _scaling, "gradsync": _gradsync}
 
 
 def main(argv: list[str]) -> int:

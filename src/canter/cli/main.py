@@ -20,13 +20,15 @@ USAGE = """usage: canter <command> [options]
 
 commands:
   list               registered tasks (--json for machine-readable output)
-  train TASK         train a policy (PPO by default) on a task
+  train TASK         train a policy (PPO by default) on a task (--nproc N: N processes, torchrun)
   play RUN_DIR       run a trained policy (optionally record a video)
   eval RUN_DIR       evaluate a trained policy
   bench env          env step FPS vs raw mujoco.batch.Batch on the same model
   bench train        training FPS (step, step+inference, total) for a fixed time
   bench memory       memory of per-env model fields (domain randomization)
   bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
+  bench scaling      strong/weak scaling over processes (torch.distributed): table, plot, CPU/GPU logs
+  bench gradsync     gradient exchange of distributed PPO: flat all-reduce vs DistributedDataParallel
 
 `canter <command> --help` describes each command's options."""
 
@@ -59,22 +61,46 @@ def main(argv: list[str] | None = None) -> int:
     return commands[name](rest)
 
 
-def entrypoint() -> None:
+def entrypoint(argv: list[str] | None = None) -> None:
+    """The console script: runs main(argv) and turns errors into one line and an exit code.
+
+    Under torchrun the line names the rank; a rank that failed because another rank died or stopped
+    answering says so and exits with code 3, and a rank of a process group leaves with os._exit
+    (no interpreter teardown that could wait on a dead peer).
+    """
+    from canter.cli.launch import PEER_FAILURE_EXIT
+
+    prefix = f"rank {os.environ['RANK']}: " if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ else ""
     try:
-        code = main()
+        code = main(argv)
     except CanterError as err:
-        print(f"canter: error: {err}", file=sys.stderr)
+        print(f"canter: error: {prefix}{err}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt:
-        print("canter: interrupted", file=sys.stderr)
+        print(f"canter: {prefix}interrupted", file=sys.stderr)
         code = 130
     except Exception as err:  # one line, not a traceback, unless asked for
         if os.environ.get("CANTER_DEBUG"):
             raise
         message = " ".join(str(err).split())
-        print(
-            f"canter: internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)",
-            file=sys.stderr,
-        )
-        code = 1
+        if prefix and _is_peer_failure(err):
+            print(f"canter: error: {prefix}another rank failed or stopped answering, stopping ({message[:200]})",
+                  file=sys.stderr)
+            code = PEER_FAILURE_EXIT
+        else:
+            print(
+                f"canter: {prefix}internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)",
+                file=sys.stderr,
+            )
+            code = 1
+    if prefix and code != 0:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
+
+
+def _is_peer_failure(err: BaseException) -> bool:
+    from canter.rl.distributed import is_peer_failure
+
+    return is_peer_failure(err)

@@ -18,10 +18,13 @@ from typing import Any, Literal
 import tyro
 import yaml
 
-from canter.core.errors import CanterError
+from canter.core.device import resolve_device
+from canter.core.errors import CanterError, ConfigError
 from canter.core.rng import derive_seed
 from canter.envs.env_cfg import EnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.rl import distributed
+from canter.rl.distributed import DistInfo
 from canter.rl.runner import RunnerCfg
 from canter.tasks import REGISTRY
 
@@ -43,6 +46,8 @@ class TrainArgs:
     model: str | None = None  # a different MJCF for the task's robot
     resume: str | None = None  # continue the run in this directory
     quiet: bool = False  # no start-up tables
+    nproc: int = 1  # processes on this machine (torch.distributed through torchrun); --num-envs is the total
+    dist_timeout: float = 300.0  # seconds a rank waits in a collective for another rank before failing
     env: EnvCfg  # any field of the task's env config, e.g. --env.rewards.alive.weight 2.0
     agent: RunnerCfg  # any field of the agent config, e.g. --agent.algo.learning-rate 3e-4
 
@@ -78,6 +83,26 @@ def apply_shortcuts(args: TrainArgs) -> None:
     args.agent.algo.__post_init__()
 
 
+def init_rank(args: TrainArgs) -> DistInfo:
+    """Joins torchrun's process group when this process is one of its ranks (a no-op otherwise) and
+    adapts args to the rank: its device (cuda:LOCAL_RANK on CUDA) and MuJoCo's thread pool sized to
+    distributed.cores_per_process() (unless --env.sim.num-threads says otherwise)."""
+    args.device = distributed.rank_device(args.device)
+    args.env.device = args.device
+    info = distributed.init(resolve_device(args.device), args.dist_timeout)
+    if args.env.num_envs % info.world_size:
+        raise ConfigError(f"num_envs: {args.env.num_envs} envs cannot be split evenly over {info.world_size} processes")
+    if args.env.sim.num_threads == 0:
+        args.env.sim.num_threads = distributed.cores_per_process()
+    return info
+
+
+def make_rank_env(args: TrainArgs, info: DistInfo, console: Any = None) -> ManagerBasedRLEnv:
+    """This rank's env: num_envs / world_size envs seeded with derive_seed(seed, 2, rank)."""
+    return make_env(args, rank=info.rank, num_envs=args.env.num_envs // info.world_size,
+                    console=console if info.is_main else None)
+
+
 def make_env(args: TrainArgs, rank: int = 0, num_envs: int | None = None, console: Any = None) -> ManagerBasedRLEnv:
     cfg = dataclasses.replace(args.env)
     cfg.seed = derive_seed(args.seed, 2, rank)
@@ -109,6 +134,21 @@ def read_command(run_dir: Path) -> tuple[str, list[str]]:
         return str(data["task"]), [str(a) for a in data["argv"]]
     except (ValueError, KeyError, TypeError) as err:
         raise CanterError(f"corrupt {path}: {err}") from err
+
+
+def pop_flag(argv: list[str], flag: str, default: str | None) -> str | None:
+    """Removes `flag VALUE` (or flag=VALUE) from argv and returns VALUE (default when absent)."""
+    for index, token in enumerate(argv):
+        if token == flag:
+            if index + 1 >= len(argv):
+                raise CanterError(f"{flag} needs a value")
+            value = argv[index + 1]
+            del argv[index : index + 2]
+            return value
+        if token.startswith(flag + "="):
+            del argv[index]
+            return token.split("=", 1)[1]
+    return default
 
 
 def strip_flags(argv: list[str], flags: tuple[str, ...]) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,12 +12,16 @@ import torch
 import tyro
 from rich.console import Console
 
+from canter.cli.launch import free_port, launch
 from canter.cli.session import (
     COMMAND_FILE,
     TrainArgs,
+    init_rank,
     make_env,
+    make_rank_env,
     new_run_dir,
     parse_train_args,
+    pop_flag,
     read_command,
     strip_flags,
     write_run_files,
@@ -25,14 +30,18 @@ from canter.core.device import torch_threads
 from canter.core.errors import CanterError
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.rl.checkpoint import load_checkpoint
+from canter.rl.distributed import broadcast_object, launched_world_size, shutdown
 from canter.rl.logger import Logger
 from canter.rl.runner import CHECKPOINT, OnPolicyRunner
 from canter.tasks import REGISTRY
 
 TRAIN_USAGE = """usage: canter train TASK [--num-envs N] [--device cpu|cuda] [--backend cpu|warp] [--seed S]
                     [--max-iterations K] [--max-time SECONDS] [--run-dir DIR] [--algo ppo|a2c]
-                    [--model MJCF] [--env.FIELD VALUE ...] [--agent.FIELD VALUE ...]
-       canter train --resume RUN_DIR [--max-iterations K] [--max-time SECONDS]
+                    [--model MJCF] [--nproc P] [--dist-timeout SECONDS]
+                    [--env.FIELD VALUE ...] [--agent.FIELD VALUE ...]
+       canter train --resume RUN_DIR [--nproc P] [--max-iterations K] [--max-time SECONDS]
+--nproc P trains with P processes on this machine (torch.distributed, started by torchrun's launcher);
+--num-envs is then the total over processes. Several machines: torchrun ... -m canter.train TASK ...
 tasks: {tasks}.  `canter train TASK --help` lists every field of that task's configs."""
 
 
@@ -58,11 +67,50 @@ def _resume_argv(argv: list[str]) -> tuple[str, list[str], Path]:
 
 
 def train_main(argv: list[str]) -> int:
+    """`canter train`: in this process, or with --nproc N > 1 as N ranks started by torchrun's
+    launcher, each running `python -m canter.train` with the same arguments."""
     if not argv or argv[0] in ("-h", "--help"):
         print(TRAIN_USAGE.format(tasks=", ".join(REGISTRY.names())))
         return 0
+    argv = list(argv)
+    nproc_text = pop_flag(argv, "--nproc", None)
+    nproc = _positive_int("--nproc", nproc_text) if nproc_text is not None else 1
+    if nproc > 1:
+        if launched_world_size() > 1:
+            raise CanterError("--nproc: this process is already one rank of a torchrun launch")
+        return launch_training(argv, nproc)
+    return run_training(argv)
+
+
+def launch_training(argv: list[str], nproc: int) -> int:
+    """Checks the arguments here (one-line errors before any process starts), fixes the run directory,
+    and runs `python -m canter.train ARGV` on nproc ranks (canter.cli.launch)."""
     console = Console()
+    if any(a.split("=", 1)[0] == "--resume" for a in argv):
+        task, argv_used, run_dir = _resume_argv(argv)
+        parse_train_args(task, argv_used)
+        if not (run_dir / CHECKPOINT).is_file():
+            raise CanterError(f"cannot resume: no {CHECKPOINT} in {run_dir}")
+        rank_argv = argv
+    else:
+        task = argv[0]
+        if task.startswith("-"):
+            raise CanterError("missing TASK: canter train TASK [options]")
+        args = parse_train_args(task, argv[1:])
+        run_dir = Path(args.run_dir) if args.run_dir else Path("runs") / f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise CanterError(f"run directory {run_dir} exists and is not empty (use --resume {run_dir} to continue it)")
+        rank_argv = [task, *strip_flags(argv[1:], ("--run-dir",)), "--run-dir", str(run_dir)]
+    port = free_port()
+    console.print(f"[bold]canter train[/bold]: {nproc} processes on this machine (torchrun, port {port})")
+    launch("canter.train", rank_argv, nproc, port=port)
+    return 0
+
+
+def run_training(argv: list[str]) -> int:
+    """Trains in this process: alone, or as one rank of a torchrun launch (rank 0 logs and saves)."""
     resume = any(a.split("=", 1)[0] == "--resume" for a in argv)
+    run_dir = Path()
     if resume:
         task, argv_used, run_dir = _resume_argv(argv)
         args = parse_train_args(task, argv_used)
@@ -73,16 +121,22 @@ def train_main(argv: list[str]) -> int:
         if task.startswith("-"):
             raise CanterError("missing TASK: canter train TASK [options]")
         args = parse_train_args(task, argv_used)
-        run_dir = new_run_dir(task, args.run_dir)
-        write_run_files(run_dir, task, argv_used, args)
-    console.print(f"[bold]canter train[/bold] {task}: {args.env.num_envs} envs, backend {args.backend}, "
+    info = init_rank(args)
+    if not resume:
+        if info.is_main:
+            run_dir = new_run_dir(task, args.run_dir)
+            write_run_files(run_dir, task, argv_used, args)
+        run_dir = Path(broadcast_object(str(run_dir)))
+    console = Console(quiet=not info.is_main)
+    processes = f", {info.world_size} processes ({info.backend})" if info.world_size > 1 else ""
+    console.print(f"[bold]canter train[/bold] {task}: {args.env.num_envs} envs{processes}, backend {args.backend}, "
                   f"device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
-    env = make_env(args, console=None if args.quiet else console)
+    env = make_rank_env(args, info, console=None if args.quiet else console)
     runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=args.backend == "cpu")
     if resume:
         runner.load(run_dir / CHECKPOINT)
         console.print(f"resumed at iteration {runner.iteration} ({runner.wall_time_s:.1f} s trained)")
-    logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, console=console)
+    logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=info.is_main, console=console)
     try:
         last = runner.learn(logger)
     finally:
@@ -91,7 +145,18 @@ def train_main(argv: list[str]) -> int:
                f"mean return {last.get('mean_return', float('nan')):.3f}, total {last.get('total_fps', 0):,.0f} steps/s")
     console.print(summary)
     console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
+    shutdown()
     return 0
+
+
+def _positive_int(flag: str, text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as err:
+        raise CanterError(f"{flag}: not an integer: {text!r}") from err
+    if value < 1:
+        raise CanterError(f"{flag}: must be >= 1, got {value}")
+    return value
 
 
 # --- play / eval ------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import torch
 from rich.console import Console
 
 from canter.core.device import resolve_device
+from canter.core.profiling import section
 from canter.core.rng import make_generator
 from canter.envs.env_cfg import EnvCfg
 from canter.managers.action import ActionManager
@@ -94,36 +95,38 @@ class ManagerBasedRLEnv:
     def step(
         self, actions: torch.Tensor
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        self.action_manager.process_action(actions.to(self.device))
-        self.action_manager.apply_action()
-        self.sim.step(self.cfg.decimation)
-        self.scene.invalidate()
-        self.episode_length_buf += 1
-        self.common_step_counter += 1
+        with section("physics"):
+            self.action_manager.process_action(actions.to(self.device))
+            self.action_manager.apply_action()
+            self.sim.step(self.cfg.decimation)
+        with section("reward_observation"):
+            self.scene.invalidate()
+            self.episode_length_buf += 1
+            self.common_step_counter += 1
 
-        terminated, truncated = self.termination_manager.compute()
-        reward = self.reward_manager.compute(self.step_dt)  # non-finite term values count as 0
-        if self.sim.any_nonfinite:
-            # an env the NaN guard caught ends as terminal (no bootstrap) and earns nothing
-            nonfinite = self.sim.nonfinite
-            terminated = terminated | nonfinite
-            truncated = truncated & ~terminated
-            reward = reward.masked_fill(nonfinite, 0.0)
-        else:  # fresh tensors for the caller: the manager reuses its buffers
-            terminated, truncated, reward = terminated.clone(), truncated.clone(), reward.clone()
-        self.episode_return += reward
+            terminated, truncated = self.termination_manager.compute()
+            reward = self.reward_manager.compute(self.step_dt)  # non-finite term values count as 0
+            if self.sim.any_nonfinite:
+                # an env the NaN guard caught ends as terminal (no bootstrap) and earns nothing
+                nonfinite = self.sim.nonfinite
+                terminated = terminated | nonfinite
+                truncated = truncated & ~terminated
+                reward = reward.masked_fill(nonfinite, 0.0)
+            else:  # fresh tensors for the caller: the manager reuses its buffers
+                terminated, truncated, reward = terminated.clone(), truncated.clone(), reward.clone()
+            self.episode_return += reward
 
-        done = terminated | truncated
-        self.extras = {"log": {}}
-        self.extras["episode_return"] = self.episode_return.clone()
-        self.extras["episode_length"] = self.episode_length_buf.float()
-        reset_ids = done.nonzero().squeeze(1)
-        if reset_ids.numel() > 0:
-            self._reset_idx(reset_ids)
-        self.command_manager.compute(self.step_dt)
-        self.event_manager.apply_interval(self.step_dt)
-        self.obs_buf = self.observation_manager.compute()
-        self.extras["log"]["Sim/nonfinite_resets_total"] = self.sim.nonfinite_total
+            done = terminated | truncated
+            self.extras = {"log": {}}
+            self.extras["episode_return"] = self.episode_return.clone()
+            self.extras["episode_length"] = self.episode_length_buf.float()
+            reset_ids = done.nonzero().squeeze(1)
+            if reset_ids.numel() > 0:
+                self._reset_idx(reset_ids)
+            self.command_manager.compute(self.step_dt)
+            self.event_manager.apply_interval(self.step_dt)
+            self.obs_buf = self.observation_manager.compute()
+            self.extras["log"]["Sim/nonfinite_resets_total"] = self.sim.nonfinite_total
         return self.obs_buf, reward, terminated, truncated, self.extras
 
     def _reset_idx(self, env_ids: torch.Tensor) -> None:
@@ -163,7 +166,7 @@ class ManagerBasedRLEnv:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.sim.set_state(state["sim"])
-        self.generator.set_state(state["generator"])
+        self.generator.set_state(state["generator"].cpu())  # a map_location may have moved it
         self.episode_length_buf.copy_(state["episode_length_buf"])
         self.episode_return.copy_(state["episode_return"])
         self.common_step_counter = int(state["common_step_counter"])

@@ -11,4 +11,5 @@ losses        clipped surrogate, value loss, policy-gradient loss, adaptive lear
 algorithm     OnPolicyAlgorithm: act / process_env_step / compute_returns / checkpoints
 ppo, a2c      PPO and A2C (their update())
 factory       make_policy, make_algorithm
+distributed   torch.distributed data parallelism: gradient all-reduce, normalizer merge, KL mean, collectives
 """

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import torch
-import torch.distributed as dist
 from torch import nn
 
 from canter.core.errors import CanterError, ConfigError
 from canter.rl.config import AlgoCfg
+from canter.rl.distributed import all_reduce_gradients, all_reduce_mean
 from canter.rl.distributions import gaussian_kl
 from canter.rl.gae import bootstrap_time_outs
 from canter.rl.losses import adaptive_learning_rate, clipped_surrogate_loss, policy_gradient_loss, value_loss
@@ -161,25 +161,14 @@ class OnPolicyAlgorithm:
 
     def _reduce_gradients(self) -> None:
         """Averages gradients over processes with one flat all-reduce; no-op without torch.distributed."""
-        if not (dist.is_available() and dist.is_initialized()):
-            return
-        parameters = [p for p in self.policy.parameters() if p.requires_grad]
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
-        flat = torch.cat([g.reshape(-1) for g in grads])
-        dist.all_reduce(flat, op=dist.ReduceOp.SUM)
-        flat /= dist.get_world_size()
-        offset = 0
-        for parameter in parameters:
-            numel = parameter.numel()
-            parameter.grad = flat[offset : offset + numel].view_as(parameter)
-            offset += numel
+        all_reduce_gradients(self.policy.parameters())
 
     @torch.no_grad()
     def _adapt_learning_rate(self, batch: MiniBatch, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
         """KL(π_old ‖ π) of a minibatch, averaged over processes; with the adaptive schedule it sets
         the learning rate (a device tensor, so no host sync). Returns the KL, a () tensor."""
         cfg = self.cfg
-        kl = self._all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, mean, std).mean())
+        kl = all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, mean, std).mean())
         if cfg.schedule == "adaptive":
             self.learning_rate.copy_(
                 adaptive_learning_rate(
@@ -187,16 +176,6 @@ class OnPolicyAlgorithm:
                 )
             )
         return kl
-
-    @staticmethod
-    def _all_reduce_mean(value: torch.Tensor) -> torch.Tensor:
-        """The mean of `value` over processes (itself without torch.distributed), so every process
-        takes the same learning-rate decision."""
-        if not (dist.is_available() and dist.is_initialized()):
-            return value
-        value = value.clone()
-        dist.all_reduce(value, op=dist.ReduceOp.SUM)
-        return value / dist.get_world_size()
 
     # --- modes and checkpoints -----------------------------------------------------------------------
 
@@ -230,4 +209,4 @@ class OnPolicyAlgorithm:
         self.learning_rate.copy_(state["learning_rate"])
         for group in self.optimizer.param_groups:
             group["lr"] = self.learning_rate
-        self.generator.set_state(state["generator"])
+        self.generator.set_state(state["generator"].cpu())  # a map_location may have moved it

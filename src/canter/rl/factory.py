@@ -30,14 +30,18 @@ def make_policy(
     return policy_class(observation_shapes, num_actions, cfg, init_generator=init_generator)
 
 
-def make_algorithm(env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int) -> OnPolicyAlgorithm:
+def make_algorithm(
+    env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int, rank: int = 0
+) -> OnPolicyAlgorithm:
     """The algorithm named by algo_cfg.algo with a fresh policy, on env.device.
 
     Seeds: derive_seed(seed, 0) draws the initial parameters (CPU generator, so identical on every
-    device); derive_seed(seed, 1) seeds the algorithm's generator on env.device.
+    device and every rank); derive_seed(seed, 1) seeds the algorithm's generator on env.device, and
+    derive_seed(seed, 1, rank) that of rank > 0 under torch.distributed (own action noise and
+    minibatch order per rank; rank 0 draws what a single process draws).
     """
     init_generator = make_generator(derive_seed(seed, 0), "cpu")
     policy = make_policy(env.observation_shapes, env.num_actions, policy_cfg, init_generator=init_generator)
-    generator = make_generator(derive_seed(seed, 1), env.device)
+    generator = make_generator(derive_seed(seed, 1) if rank == 0 else derive_seed(seed, 1, rank), env.device)
     algorithm_class = ALGORITHMS[algo_cfg.algo]
     return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator)

@@ -16,6 +16,7 @@ from torch import nn
 
 from canter.core.errors import ConfigError
 from canter.rl.config import PolicyCfg
+from canter.rl.distributed import update_normalizers
 from canter.rl.distributions import gaussian_entropy, gaussian_log_prob, gaussian_sample
 from canter.rl.normalizer import EmpiricalNormalizer
 
@@ -154,10 +155,9 @@ class ActorCritic(nn.Module):
         return torch.cat([self.normalizers[g](obs[g]) for g in groups], dim=-1)
 
     def update_normalization(self, obs: Observations) -> None:
-        """Feeds the used groups (num_envs, dim) to their normalizers (no-op in eval mode / disabled)."""
-        for group, normalizer in self.normalizers.items():
-            if isinstance(normalizer, EmpiricalNormalizer):
-                normalizer.update(obs[group])
+        """Feeds the used groups (num_envs, dim) to their normalizers (no-op in eval mode / disabled);
+        under torch.distributed the statistics merge every rank's samples (canter.rl.distributed)."""
+        update_normalizers(self.normalizers, obs)
 
     # --- distribution and value heads ----------------------------------------------------------------
 

@@ -43,14 +43,25 @@ class EmpiricalNormalizer(nn.Module):
         """Merges the samples x: (..., *shape) into the running statistics (training mode only)."""
         if not self.training:
             return
-        samples = x.reshape(-1, *self.shape).to(self.mean.dtype)
-        batch_count = samples.shape[0]
-        if batch_count == 0:
+        count, mean, var = self.moments(x)
+        if count == 0:
             return
-        batch_mean = samples.mean(dim=0)
-        batch_var = samples.var(dim=0, unbiased=False)
+        self.merge(count, mean, var)
+
+    def moments(self, x: torch.Tensor) -> tuple[int, torch.Tensor, torch.Tensor]:
+        """(count, mean `shape`, population var `shape`) of the samples x: (..., *shape)."""
+        samples = x.reshape(-1, *self.shape).to(self.mean.dtype)
+        return samples.shape[0], samples.mean(dim=0), samples.var(dim=0, unbiased=False)
+
+    @torch.no_grad()
+    def merge(self, batch_count: int | torch.Tensor, batch_mean: torch.Tensor, batch_var: torch.Tensor) -> None:
+        """Merges the moments of a batch (count > 0; an int or a () int64 tensor) into the running
+        statistics; torch.distributed merges every rank's batch this way, in rank order."""
         total = self.count + batch_count
-        batch_fraction = batch_count / total.to(self.mean.dtype)
+        if isinstance(batch_count, torch.Tensor):
+            batch_count = batch_count.to(self.mean.dtype)
+        # n_b/n written as (1/n)·n_b: exactly what `int / tensor` computes, for ints and tensors alike
+        batch_fraction = torch.reciprocal(total.to(self.mean.dtype)) * batch_count
         delta = batch_mean - self.mean
         # mean ← mean + δ·n_b/n
         new_mean = self.mean + delta * batch_fraction
