@@ -2,7 +2,7 @@
 
 Usage: python scripts/terrain_levels.py RUN_DIR [--out DIR]
 
-Prints a markdown table (envs per difficulty row and per terrain type) and writes
+Prints a markdown table (envs per difficulty row and terrain type) and writes
 terrain_levels.png and terrain_levels.json into DIR (default: RUN_DIR).
 """
 
@@ -33,9 +33,11 @@ def main() -> None:
     types = terrain["terrain_types"].long()
     cfg = TerrainCfg()
     num_rows = max(cfg.num_rows, int(levels.max()) + 1)
-    type_names = _column_names(cfg, int(types.max()) + 1)
+    column_names = _column_names(cfg, int(types.max()) + 1)
+    type_names = list(dict.fromkeys(column_names))
+    type_of_column = torch.tensor([type_names.index(name) for name in column_names])
     counts = torch.zeros(num_rows, len(type_names), dtype=torch.long)
-    counts.index_put_((levels, types), torch.ones_like(levels), accumulate=True)
+    counts.index_put_((levels, type_of_column[types]), torch.ones_like(levels), accumulate=True)
     header = "| level | " + " | ".join(type_names) + " | all |"
     lines = [header, "|" + "---|" * (len(type_names) + 2)]
     for row in range(num_rows):
@@ -60,8 +62,7 @@ def main() -> None:
 def _column_names(cfg: TerrainCfg, num_cols: int) -> list[str]:
     """Sub-terrain type of each column, as the generator lays them out."""
     names = [SUB_TERRAIN_TYPES[int(i)] for i in column_types(cfg)]
-    names = (names + [names[-1]] * num_cols)[:num_cols]
-    return [f"{i}:{name}" for i, name in enumerate(names)]
+    return (names + [names[-1]] * num_cols)[:num_cols]
 
 
 def _plot(counts: torch.Tensor, type_names: list[str], path: Path, summary: dict) -> None:
