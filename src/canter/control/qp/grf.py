@@ -51,7 +51,8 @@ def grf_problem(
         wrench_des: (B, 6) desired total contact wrench about the CoM: force (N) then torque (N·m),
             world-aligned frame. For single-rigid-body dynamics this is
             [m (a_des − g); I_w ω̇_des + ω × I_w ω].
-        mu: friction coefficient, a float or (B,).
+        mu: friction coefficient, a float or (B,). With a float, A is one (20, 12) matrix expanded
+            over the batch (a read-only view), which `solve` turns into GEMMs.
         fz_min, fz_max: normal force bounds of a stance foot (N), floats or (B,).
         wrench_weight: (6,) or (B, 6) diagonal of W; default 1 for forces, 10 for torques.
         force_reg: α, the weight of ½‖f‖² (1/N² relative to W).
@@ -71,14 +72,7 @@ def grf_problem(
     P = GtW @ G + force_reg * torch.eye(12, dtype=dtype, device=device)
     q = -(GtW @ wrench_des.to(dtype)[..., None])[..., 0]
 
-    mu_t = torch.as_tensor(mu, dtype=dtype, device=device).expand(batch)
-    block = torch.zeros(batch, ROWS_PER_FOOT, 3, dtype=dtype, device=device)
-    block[:, 0, 2] = 1.0
-    block[:, 1, 0] = block[:, 2, 0] = block[:, 3, 1] = block[:, 4, 1] = 1.0
-    block[:, 1, 2] = block[:, 3, 2] = -mu_t
-    block[:, 2, 2] = block[:, 4, 2] = mu_t
-    A = _block_diag4(block)
-
+    A = _constraint_rows(mu, batch, dtype, device)
     inf = torch.full((batch,), float("inf"), dtype=dtype, device=device)
     lo = torch.as_tensor(fz_min, dtype=dtype, device=device).expand(batch)
     hi = torch.as_tensor(fz_max, dtype=dtype, device=device).expand(batch)
@@ -89,6 +83,20 @@ def grf_problem(
     l = torch.where(stance, l_foot[:, None, :], 0.0).reshape(batch, 4 * ROWS_PER_FOOT)
     u = torch.where(stance, u_foot[:, None, :], 0.0).reshape(batch, 4 * ROWS_PER_FOOT)
     return P, q, A, l, u
+
+
+def _constraint_rows(mu: float | torch.Tensor, batch: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """(B, 20, 12) rows of the five constraints per foot; an expanded (shared) view for a float μ."""
+    per_problem = isinstance(mu, torch.Tensor) and mu.ndim > 0
+    count = batch if per_problem else 1
+    mu_t = torch.as_tensor(mu, dtype=dtype, device=device).expand(count)
+    block = torch.zeros(count, ROWS_PER_FOOT, 3, dtype=dtype, device=device)
+    block[:, 0, 2] = 1.0
+    block[:, 1, 0] = block[:, 2, 0] = block[:, 3, 1] = block[:, 4, 1] = 1.0
+    block[:, 1, 2] = block[:, 3, 2] = -mu_t
+    block[:, 2, 2] = block[:, 4, 2] = mu_t
+    rows = _block_diag4(block)
+    return rows if per_problem else rows.expand(batch, -1, -1)
 
 
 def _block_diag4(block: torch.Tensor) -> torch.Tensor:

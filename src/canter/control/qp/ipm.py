@@ -116,8 +116,8 @@ def ipm(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Run `iterations` Mehrotra steps on the scaled problem `s` from x (B, n) and optional y (B, m).
 
-    Returns x̄ (B, n), ȳ (B, m) and the last steps Δx̄, Δȳ (for infeasibility certificates).
-    `step` may be a compiled `ipm_step`.
+    Returns x̄ (B, n), ȳ (B, m) (the best iterate of each problem) and the candidate certificate
+    directions: the last step Δx̄ and the last multipliers ȳ. `step` may be a compiled `ipm_step`.
     """
     gap = eq_gap * (1.0 + torch.maximum(s.l.abs(), s.u.abs()).nan_to_num(0.0, 0.0, 0.0))
     narrow = s.u - s.l < gap
@@ -139,10 +139,12 @@ def ipm(
     state = (x, w, z, torch.full_like(x[:, :1], float("inf")), x, z, zero_x, zero_z, zero_x, zero_z)
     for _ in range(iterations):
         state = step(data, state)
-    x, w, z, best_merit, best_x, best_z, best_dx, best_dz, dx, dz = state
+    x, w, z, best_merit, best_x, best_z, _, _, dx, _ = state
     merit = _residuals(data, x, w, z)[3]
     better = merit < best_merit
-    x, z = torch.where(better, x, best_x), torch.where(better, z, best_z)
-    dx, dz = torch.where(better, dx, best_dx), torch.where(better, dz, best_dz)
     m = s.l.shape[1]
-    return x, z[:, :m] - z[:, m:], dx, dz[:, :m] - dz[:, m:]
+    # certificates: an infeasible problem's multipliers grow along a Farkas direction, an
+    # unbounded one's x along a recession direction; the last iterates show them best
+    certificate_x, certificate_y = dx, z[:, :m] - z[:, m:]
+    x, z = torch.where(better, x, best_x), torch.where(better, z, best_z)
+    return x, z[:, :m] - z[:, m:], certificate_x, certificate_y

@@ -117,7 +117,19 @@ def _finish(P, q, A, l, u, invalid, x, y, dx, dy, iterations, eps_abs, eps_rel, 
 
 
 def _primal_certificate(rows: Rows, l, u, dy, eps) -> torch.Tensor:
-    """δy ≠ 0 with Aᵀδy ≈ 0 and uᵀδy⁺ + lᵀδy⁻ < 0 (δy projected on the polar of the bounds' recession cone)."""
+    """δy ≠ 0 with Aᵀδy ≈ 0 and uᵀδy⁺ + lᵀδy⁻ < 0 (Farkas).
+
+    The candidate δy (the ADMM's last dual step, or the IPM's diverging multipliers) is first
+    projected on the null space of Aᵀ, then on the polar of the bounds' recession cone; the tests
+    then hold for the projected vector, so a flagged problem carries a genuine certificate.
+    """
+    n = rows.A.shape[-1]
+    eye = torch.eye(n, dtype=dy.dtype, device=dy.device)
+    gram = rows.gram(torch.zeros(dy.shape[0], n, n, dtype=dy.dtype, device=dy.device), torch.ones_like(dy))
+    shift = 1e-12 * gram.diagonal(dim1=1, dim2=2).amax(-1)[:, None, None] + torch.finfo(dy.dtype).tiny ** 0.5
+    L, info = torch.linalg.cholesky_ex(gram + shift * eye)
+    L = torch.where((info == 0)[:, None, None], L, eye)
+    dy = dy - rows.mv(torch.cholesky_solve(rows.rmv(dy)[..., None], L)[..., 0])
     dy = torch.where(torch.isinf(u), dy.clamp(max=0.0), dy)
     dy = torch.where(torch.isinf(l), dy.clamp(min=0.0), dy)
     norm = dy.abs().amax(-1)
