@@ -27,6 +27,7 @@ commands:
   bench train        training FPS (step, step+inference, total) for a fixed time
   bench memory       memory of per-env model fields (domain randomization)
   bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
+  bench qp           batched GRF QPs: Canter's solver vs OSQP loop vs proxsuite BatchQP
 
 `canter <command> --help` describes each command's options."""
 
