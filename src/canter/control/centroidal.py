@@ -35,7 +35,7 @@ class BodyControllerCfg:
     fz_max: float = 150.0
     wrench_weight: tuple[float, float, float, float, float, float] = (1.0, 1.0, 1.0, 10.0, 10.0, 10.0)
     force_reg: float = 1e-4
-    qp_iterations: int = 30
+    qp_iterations: int = 20
     solver: Literal["qp", "static"] = "qp"
 
     def __post_init__(self) -> None:

@@ -184,8 +184,8 @@ def rough_terrain_cfg() -> TerrainCfg:
 
 def stone_rows_terrain_cfg() -> TerrainCfg:
     """A stepping-stone course for the dog along +x: flat columns and rows of stones (2 of 10 columns
-    flat), 6 m x 2 m sub-terrains at 5 cm resolution; from no gaps and level stones (row 0) to 0.25 m
-    stones, gaps up to 0.3 m and heights within +-5 cm (last row)."""
+    flat), 6 m x 2 m sub-terrains at 5 cm resolution; from no gaps and level stones (row 0) to 0.3 m
+    stones, gaps up to 0.25 m and heights within +-5 cm (last row)."""
     return TerrainCfg(
         proportions={"flat": 0.2, "stone_rows": 0.8},
         size=(6.0, 2.0),
@@ -194,8 +194,8 @@ def stone_rows_terrain_cfg() -> TerrainCfg:
         horizontal_scale=0.05,
         border_width=2.0,
         platform_width=1.0,
-        stone_width_range=(0.5, 0.25),
-        stone_gap_range=(0.0, 0.3),
+        stone_width_range=(0.5, 0.3),
+        stone_gap_range=(0.0, 0.25),
         stone_height_range=(0.0, 0.05),
         stone_pit_depth=0.5,
         max_init_level=3,

@@ -149,7 +149,8 @@ def stepping_stones(
 def stone_rows(rng: np.random.Generator, difficulty: float, cfg: TerrainCfg, nx: int, ny: int) -> np.ndarray:
     """Stepping stones in a row along x, each spanning the whole width (y): stones lerp(stone_width_range)
     long, gaps U(g/2, g) rounded to whole cells (so a small g gives no gap at all), heights U(-s, s)
-    per stone; pits of depth cfg.stone_pit_depth in the gaps; the centre platform is solid at 0."""
+    per stone; pits of depth cfg.stone_pit_depth in the gaps; a band of platform_width across the
+    centre (the spawn) is solid at 0."""
     h = cfg.horizontal_scale
     width_cells = max(round(lerp(cfg.stone_width_range, difficulty) / h), 1)
     gap = lerp(cfg.stone_gap_range, difficulty)
@@ -159,9 +160,8 @@ def stone_rows(rng: np.random.Generator, difficulty: float, cfg: TerrainCfg, nx:
     while position < nx:
         row[position : position + width_cells] = rng.uniform(-spread, spread)
         position += width_cells + round(rng.uniform(gap / 2.0, gap) / h)
-    heights = np.repeat(row[:, None], ny, axis=1)
-    heights[platform_mask(nx, ny, h, cfg.platform_width)] = 0.0
-    return heights
+    row[np.abs(np.arange(nx) - (nx - 1) / 2.0) * h <= cfg.platform_width / 2.0 + _EPS] = 0.0
+    return np.repeat(row[:, None], ny, axis=1)
 
 
 SUB_TERRAINS: dict[str, SubTerrainFn] = {
