@@ -28,6 +28,8 @@ commands:
   bench memory       memory of per-env model fields (domain randomization)
   bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
   bench qp           batched GRF QPs: Canter's solver vs OSQP loop vs proxsuite BatchQP
+  bench stones       stepping stones: success per level, heuristic vs RL + QP (dog-stones)
+  bench stones-cost  dog-stones env step FPS with and without the GRF QP, solver share
 
 `canter <command> --help` describes each command's options."""
 
