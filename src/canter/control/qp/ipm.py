@@ -35,13 +35,12 @@ class _Data:
     """The fixed part of the scaled problem in inequality form."""
 
     P: torch.Tensor  # (B, n, n)
+    P_reg: torch.Tensor  # (B, n, n) P + δI, the base of every Newton matrix
     q: torch.Tensor  # (B, n)
     rows: Rows
     d: torch.Tensor  # (B, 2m)  [u; −l] with infinite entries zeroed
     mask: torch.Tensor  # (B, 2m)  1 where the bound is finite
     count: torch.Tensor  # (B, 1)   number of finite bounds (≥ 1)
-    eye: torch.Tensor  # (n, n)
-    regularization: float
     tol: float
 
     def C(self, v: torch.Tensor) -> torch.Tensor:
@@ -67,10 +66,11 @@ def _residuals(data: _Data, x, w, z):
     return r_d, r_p, mu, merit
 
 
-def _direction(data: _Data, L, w, z, r_d, r_p, r_c):
-    """Solve the reduced Newton system for the complementarity target r_c; returns Δx, Δw, Δz."""
+def _direction(data: _Data, L, frozen, w, z, r_d, r_p, r_c):
+    """Solve the reduced Newton system for the complementarity target r_c; returns Δx, Δw, Δz
+    (Δx = 0 where `frozen`: there L may be a failed factorization)."""
     rhs = -r_d - data.Ct((z * r_p - r_c) / w * data.mask)
-    dx = torch.cholesky_solve(rhs[..., None], L)[..., 0]
+    dx = torch.where(frozen, 0.0, torch.cholesky_solve(rhs[..., None], L)[..., 0])
     dw = (-r_p - data.C(dx)) * data.mask
     return dx, dw, (-r_c - z * dw) / w * data.mask
 
@@ -86,16 +86,15 @@ def ipm_step(data: _Data, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor
     best_dx, best_dz = torch.where(better, dx, best_dx), torch.where(better, dz, best_dz)
     m = w.shape[-1] // 2
     ratio = (z / w).clamp(max=MAX_RATIO) * data.mask
-    L, info = torch.linalg.cholesky_ex(data.rows.gram(data.P, ratio[:, :m] + ratio[:, m:]) + data.regularization * data.eye)
+    L, info = torch.linalg.cholesky_ex(data.rows.gram(data.P_reg, ratio[:, :m] + ratio[:, m:]))
     # a problem whose factorization failed, or that has converged, takes no step
     frozen = (info != 0)[:, None] | (merit <= data.tol)
-    L = torch.where(frozen[..., None], data.eye, L)
     wz = w * z
-    dx, dw, dz = _direction(data, L, w, z, r_d, r_p, wz)
+    dx, dw, dz = _direction(data, L, frozen, w, z, r_d, r_p, wz)
     alpha = torch.minimum(_max_step(w, dw), _max_step(z, dz))
     mu_aff = ((w + alpha * dw) * (z + alpha * dz)).sum(-1, keepdim=True) / data.count
     sigma = (mu_aff / mu.clamp(min=TINY)).clamp(0.0, 1.0) ** 3
-    dx, dw, dz = _direction(data, L, w, z, r_d, r_p, wz + dw * dz - sigma * mu * data.mask)
+    dx, dw, dz = _direction(data, L, frozen, w, z, r_d, r_p, wz + dw * dz - sigma * mu * data.mask)
     alpha = STEP_TO_BOUNDARY * torch.minimum(_max_step(w, dw), _max_step(z, dz))
     alpha = torch.where(frozen, 0.0, alpha)
     dx, dw, dz = alpha * dx, alpha * dw, alpha * dz
@@ -124,11 +123,10 @@ def ipm(
     upper = torch.where(torch.isfinite(s.u), s.u, 0.0) + torch.where(narrow, gap, 0.0)
     lower = torch.where(torch.isfinite(s.l), s.l, 0.0) - torch.where(narrow, gap, 0.0)
     mask = torch.cat((torch.isfinite(s.u), torch.isfinite(s.l)), -1).to(x.dtype)
+    eye = torch.eye(x.shape[1], dtype=x.dtype, device=x.device)
     data = _Data(
-        P=s.P, q=s.q, rows=s.A, d=torch.cat((upper, -lower), -1), mask=mask,
-        count=mask.sum(-1, keepdim=True).clamp(min=1.0),
-        eye=torch.eye(x.shape[1], dtype=x.dtype, device=x.device),
-        regularization=regularization, tol=100 * torch.finfo(x.dtype).eps,
+        P=s.P, P_reg=s.P + regularization * eye, q=s.q, rows=s.A, d=torch.cat((upper, -lower), -1), mask=mask,
+        count=mask.sum(-1, keepdim=True).clamp(min=1.0), tol=100 * torch.finfo(x.dtype).eps,
     )
     w = torch.where(mask > 0, (data.d - data.C(x)).clamp(min=1.0), 1.0)
     if y is None:

@@ -60,7 +60,7 @@ class Rows:
             if self._outer is None:
                 n = self.A.shape[1]
                 self._outer = (self.A[:, :, None] * self.A[:, None, :]).reshape(-1, n * n)
-            return P + (d @ self._outer).view_as(P)
+            return torch.addmm(P.reshape(P.shape[0], -1), d, self._outer).view_as(P)
         return torch.baddbmm(P, self.A.transpose(1, 2), d[:, :, None] * self.A)
 
 
