@@ -29,7 +29,7 @@ from canter.core.device import available_cores, torch_threads
 from canter.core.errors import CanterError, ConfigError
 
 EPS_LADDER = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
-ITERATION_LADDER = (10, 12, 14, 16, 18, 20, 25, 30, 40)
+ITERATION_LADDER = {"ipm": (10, 12, 14, 16, 18, 20, 25, 30, 40), "admm": (50, 100, 200, 400, 800, 1600)}
 T = TypeVar("T")
 
 
@@ -37,6 +37,7 @@ T = TypeVar("T")
 class QpBenchCfg:
     batch: int = 4096
     dtype: str = "float64"  # float64 or float32 (Canter only; the baselines are float64)
+    method: str = "ipm"  # Canter's method: ipm or admm
     iterations: int = 0  # Canter's budget; 0 = the smallest of the ladder that reaches target_kkt
     target_kkt: float = 1e-5
     repeats: int = 3
@@ -84,7 +85,7 @@ def _osqp_loop(problems, eps: float):
         y = np.empty(l.shape)
         for i in range(q.shape[0]):
             solver.update(Px=P[i][rows, cols], q=q[i], l=np.clip(l[i], -big, big), u=np.clip(u[i], -big, big))
-            result = solver.solve()
+            result = solver.solve(raise_error=False)
             x[i], y[i] = result.x, result.y
         return x, y
 
@@ -139,6 +140,8 @@ def _first(ladder: tuple[T, ...], accuracy: Callable[[T], float], target: float)
 def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -> dict:
     if cfg.batch < 1 or cfg.repeats < 1 or cfg.target_kkt <= 0:
         raise ConfigError("bench qp: batch and repeats must be >= 1 and target_kkt > 0")
+    if cfg.method not in ITERATION_LADDER:
+        raise ConfigError(f"bench qp: method must be ipm or admm, got {cfg.method!r}")
     if cfg.dtype not in ("float64", "float32"):
         raise ConfigError(f"bench qp: dtype must be float64 or float32, got {cfg.dtype!r}")
     try:
@@ -152,7 +155,7 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
     ours = tuple(t.to(dtype) for t in problems)
 
     def canter_solve(iterations: int):
-        return solve(*ours, iterations=iterations)
+        return solve(*ours, iterations=iterations, method=cfg.method)  # type: ignore[arg-type]
 
     def canter_accuracy(iterations: int) -> float:
         x, info = canter_solve(iterations)
@@ -162,8 +165,8 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
         if cfg.iterations > 0:
             iterations, canter_kkt = cfg.iterations, canter_accuracy(cfg.iterations)
         else:
-            iterations, canter_kkt = _first(ITERATION_LADDER, canter_accuracy, cfg.target_kkt)
-        log(f"canter: {iterations} iterations, max KKT residual {canter_kkt:.2e}")
+            iterations, canter_kkt = _first(ITERATION_LADDER[cfg.method], canter_accuracy, cfg.target_kkt)
+        log(f"canter ({cfg.method}): {iterations} iterations, max KKT residual {canter_kkt:.2e}")
         osqp_eps, osqp_kkt = _first(EPS_LADDER, lambda e: _max_kkt(problems, *_osqp_loop(problems, e)()), cfg.target_kkt)
         log(f"osqp: eps_abs {osqp_eps:g}, max KKT residual {osqp_kkt:.2e}")
 
@@ -196,7 +199,7 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
             cpu_rates["proxsuite_with_setup"].append(cfg.batch / (fill_cpu + cpu))
             log(f"repetition {rep + 1}/{cfg.repeats}: " + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in rates.items()))
     result: dict[str, object] = {
-        "batch": cfg.batch, "dtype": cfg.dtype, "iterations": iterations, "threads": threads,
+        "batch": cfg.batch, "dtype": cfg.dtype, "method": cfg.method, "iterations": iterations, "threads": threads,
         "repeats": cfg.repeats, "seed": cfg.seed, "target_kkt": cfg.target_kkt,
         "problem": "grf: 12 variables, 20 rows (4 feet x [fz bounds, 4-face friction pyramid]), random stances",
         "max_kkt_residual": canter_kkt, "canter_solved": solved,

@@ -200,22 +200,11 @@ def _sb3(argv: list[str]) -> int:
     return 0
 
 
-def _stones(argv: list[str]) -> int:
-    from canter.cli.stones_cmd import stones_main
-
-    return stones_main(argv)
-
-
-def _stones_cost(argv: list[str]) -> int:
-    from canter.cli.stones_cmd import stones_cost_main
-
-    return stones_cost_main(argv)
-
-
 @dataclass(kw_only=True)
 class QpArgs:
     batch: int = 4096
     dtype: str = "float64"  # Canter's dtype (float64 or float32); the baselines are float64
+    method: str = "ipm"  # Canter's method: ipm (interior point) or admm
     iterations: int = 0  # Canter's fixed budget; 0 = the smallest that reaches target_kkt
     target_kkt: float = 1e-5  # every solver is tuned to reach this max KKT residual
     repeats: int = 3
@@ -245,7 +234,7 @@ def _qp(argv: list[str]) -> int:
         print(json.dumps(result, indent=2))
         return 0
     machine = result["machine"]
-    table = Table(title=f"GRF QP, batch {args.batch}, Canter in {result['dtype']} with {result['iterations']} iterations, "
+    table = Table(title=f"GRF QP, batch {args.batch}, Canter {result['method']} in {result['dtype']}, {result['iterations']} iterations, "
                   f"{machine['cpu']} ({result['threads']} threads)", title_justify="left")
     for column in ("solver", "problems/s (median)", "min", "max", "problems/CPU-s", "max KKT residual", "setting"):
         table.add_column(column, justify="right")
@@ -264,7 +253,7 @@ def _qp(argv: list[str]) -> int:
     return 0
 
 
-SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "qp": _qp, "stones": _stones, "stones-cost": _stones_cost}
+SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "qp": _qp}
 
 
 def main(argv: list[str]) -> int:
