@@ -200,6 +200,18 @@ def _sb3(argv: list[str]) -> int:
     return 0
 
 
+def _stones(argv: list[str]) -> int:
+    from canter.cli.stones_cmd import stones_main
+
+    return stones_main(argv)
+
+
+def _stones_cost(argv: list[str]) -> int:
+    from canter.cli.stones_cmd import stones_cost_main
+
+    return stones_cost_main(argv)
+
+
 @dataclass(kw_only=True)
 class QpArgs:
     batch: int = 4096
@@ -253,7 +265,7 @@ def _qp(argv: list[str]) -> int:
     return 0
 
 
-SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "qp": _qp}
+SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "qp": _qp, "stones": _stones, "stones-cost": _stones_cost}
 
 
 def main(argv: list[str]) -> int:
