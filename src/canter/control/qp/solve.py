@@ -3,18 +3,30 @@ fixed number of iterations, maps the result back and classifies every problem (`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 import torch
 
 from canter.control.qp.admm import admm
 from canter.control.qp.info import QPInfo, QPStatus
-from canter.control.qp.ipm import ipm
+from canter.control.qp.ipm import ipm, ipm_step
 from canter.control.qp.problem import Rows, check_shapes, invalid_problems, sanitize_and_scale
 from canter.control.qp.residuals import primal_residual
 from canter.core.errors import CanterError
 
 DEFAULT_ITERATIONS = {"ipm": 20, "admm": 200}
+_compiled_step: Callable | None = None
+
+
+def _ipm_step(compile_step: bool) -> Callable:
+    """The IPM iteration, eager or wrapped once in torch.compile (compiled per shape and dtype)."""
+    global _compiled_step
+    if not compile_step:
+        return ipm_step
+    if _compiled_step is None:
+        _compiled_step = torch.compile(ipm_step, dynamic=False)
+    return _compiled_step
 
 
 def solve(
@@ -38,6 +50,7 @@ def solve(
     sigma: float = 1e-6,
     alpha: float = 1.6,
     rho_updates: tuple[int, ...] = (25, 50, 100),
+    compile: bool = False,
 ) -> tuple[torch.Tensor, QPInfo]:
     """Solve B convex QPs  min ½xᵀPx + qᵀx  s.t.  l ≤ Ax ≤ u  at once, on the tensors' device.
 
@@ -62,6 +75,8 @@ def solve(
             the interval that stands for an equality row.
         rho, sigma, alpha, rho_updates: admm only: initial step size, proximal term, relaxation,
             iterations at which ρ is adapted (each costs a refactorization).
+        compile: ipm only: run the iteration through torch.compile (fuses the elementwise work;
+            the first call per shape compiles for minutes; measured 1.3x on a 2-core CPU).
 
     Returns:
         x: (B, n) solutions, finite for every problem (zero for INVALID ones).
@@ -79,7 +94,7 @@ def solve(
     x = torch.where(torch.isfinite(x), x, 0.0)
     y = None if y0 is None else torch.where(torch.isfinite(y0), y0.to(P), 0.0) * s.cost / s.E
     if method == "ipm":
-        x, y, dx, dy = ipm(s, x, y, iterations, regularization, eq_gap)
+        x, y, dx, dy = ipm(s, x, y, iterations, regularization, eq_gap, step=_ipm_step(compile))
     else:
         x, y, dx, dy = admm(s, x, y, iterations, rho, sigma, alpha, rho_updates)
     return _finish(P, q, A, l, u, invalid, s.D * x, s.E * y / s.cost, s.D * dx, s.E * dy / s.cost,
