@@ -4,6 +4,7 @@ neither falls nor stalls."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from canter.control.controller import LowLevelCfg, LowLevelController
@@ -11,12 +12,21 @@ from canter.control.gait import GaitCfg, GaitScheduler
 from canter.control.heuristic import HeuristicCfg, body_feedback, heuristic_targets, raibert_footholds
 from canter.control.kinematics import RobotState, bind_fields, read_state
 from canter.control.robot import Quadruped, QuadrupedCfg, motor_actuators
+from canter.core.device import torch_threads
 from canter.sim.backend import make_simulator
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path, load_model
 
 F64 = torch.float64
 CPU = torch.device("cpu")
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """The controller's small tensor ops run between physics calls, as in a rollout: on one torch
+    thread (OpenMP workers spinning next to MuJoCo's threads slow everything down many times)."""
+    with torch_threads(1):
+        yield
 
 
 def _flat(xy: torch.Tensor) -> torch.Tensor:
