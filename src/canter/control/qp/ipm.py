@@ -75,15 +75,19 @@ def _direction(data: _Data, L, frozen, w, z, r_d, r_p, r_c):
     return dx, dw, (-r_c - z * dw) / w * data.mask
 
 
+def _step_to_boundary(w, z, dw, dz) -> torch.Tensor:
+    """(B, 1) largest α ≤ 1 keeping w + α dw ≥ 0 and z + α dz ≥ 0."""
+    return torch.minimum(_max_step(w, dw), _max_step(z, dz))
+
+
 def ipm_step(data: _Data, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
-    """One Mehrotra iteration on every problem. state = (x, w, z, best_merit, best_x, best_z,
-    best_dx, best_dz, dx, dz); a pure tensor function, so torch.compile can wrap it."""
-    x, w, z, best_merit, best_x, best_z, best_dx, best_dz, dx, dz = state
+    """One Mehrotra iteration on every problem. state = (x, w, z, best_merit, best_x, best_z, dx);
+    a pure tensor function, so torch.compile can wrap it."""
+    x, w, z, best_merit, best_x, best_z, dx = state
     r_d, r_p, mu, merit = _residuals(data, x, w, z)
     better = merit < best_merit
     best_merit = torch.where(better, merit, best_merit)
     best_x, best_z = torch.where(better, x, best_x), torch.where(better, z, best_z)
-    best_dx, best_dz = torch.where(better, dx, best_dx), torch.where(better, dz, best_dz)
     m = w.shape[-1] // 2
     ratio = (z / w).clamp(max=MAX_RATIO) * data.mask
     L, info = torch.linalg.cholesky_ex(data.rows.gram(data.P_reg, ratio[:, :m] + ratio[:, m:]))
@@ -91,17 +95,16 @@ def ipm_step(data: _Data, state: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor
     frozen = (info != 0)[:, None] | (merit <= data.tol)
     wz = w * z
     dx, dw, dz = _direction(data, L, frozen, w, z, r_d, r_p, wz)
-    alpha = torch.minimum(_max_step(w, dw), _max_step(z, dz))
+    alpha = _step_to_boundary(w, z, dw, dz)
     mu_aff = ((w + alpha * dw) * (z + alpha * dz)).sum(-1, keepdim=True) / data.count
     sigma = (mu_aff / mu.clamp(min=TINY)).clamp(0.0, 1.0) ** 3
     dx, dw, dz = _direction(data, L, frozen, w, z, r_d, r_p, wz + dw * dz - sigma * mu * data.mask)
-    alpha = STEP_TO_BOUNDARY * torch.minimum(_max_step(w, dw), _max_step(z, dz))
-    alpha = torch.where(frozen, 0.0, alpha)
+    alpha = torch.where(frozen, 0.0, STEP_TO_BOUNDARY * _step_to_boundary(w, z, dw, dz))
     dx, dw, dz = alpha * dx, alpha * dw, alpha * dz
     x = x + dx
     w = torch.where(data.mask > 0, (w + dw).clamp(min=TINY), 1.0)
     z = (z + dz).clamp(min=TINY) * data.mask
-    return x, w, z, best_merit, best_x, best_z, best_dx, best_dz, dx, dz
+    return x, w, z, best_merit, best_x, best_z, dx
 
 
 def ipm(
@@ -133,11 +136,10 @@ def ipm(
         z = mask.clone()
     else:
         z = (torch.cat((y.clamp(min=0.0), (-y).clamp(min=0.0)), -1) + WARM_MULTIPLIER) * mask
-    zero_x, zero_z = torch.zeros_like(x), torch.zeros_like(z)
-    state = (x, w, z, torch.full_like(x[:, :1], float("inf")), x, z, zero_x, zero_z, zero_x, zero_z)
+    state = (x, w, z, torch.full_like(x[:, :1], float("inf")), x, z, torch.zeros_like(x))
     for _ in range(iterations):
         state = step(data, state)
-    x, w, z, best_merit, best_x, best_z, _, _, dx, _ = state
+    x, w, z, best_merit, best_x, best_z, dx = state
     merit = _residuals(data, x, w, z)[3]
     better = merit < best_merit
     m = s.l.shape[1]
