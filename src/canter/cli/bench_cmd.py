@@ -306,7 +306,85 @@ def _gradsync(argv: list[str]) -> int:
     return 0
 
 
-SCENARIOS = {"env": _env, "memory": _memory, "train": _train, "sb3": _sb3, "scaling": _scaling, "gradsync": _gradsync}
+def _stones(argv: list[str]) -> int:
+    from canter.cli.stones_cmd import stones_main
+
+    return stones_main(argv)
+
+
+def _stones_cost(argv: list[str]) -> int:
+    from canter.cli.stones_cmd import stones_cost_main
+
+    return stones_cost_main(argv)
+
+
+@dataclass(kw_only=True)
+class QpArgs:
+    batch: int = 4096
+    dtype: str = "float64"  # Canter's dtype (float64 or float32); the baselines are float64
+    method: str = "ipm"  # Canter's method: ipm (interior point) or admm
+    iterations: int = 0  # Canter's fixed budget; 0 = the smallest that reaches target_kkt
+    target_kkt: float = 1e-5  # every solver is tuned to reach this max KKT residual
+    repeats: int = 3
+    threads: int = 0  # torch and proxsuite threads; 0 = all cores
+    seed: int = 0
+    out: str = ""  # if set, write qp_<batch>.json and .png here
+    json: bool = False
+
+
+def _qp(argv: list[str]) -> int:
+    from dataclasses import asdict
+    from pathlib import Path
+
+    from canter.bench.qp import QpBenchCfg, plot_qp, run_qp_bench
+
+    args = tyro.cli(QpArgs, args=argv, prog="canter bench qp",
+                    description="Batched GRF QPs: Canter's solver vs OSQP in a loop vs proxsuite's BatchQP, equal accuracy.")
+    console = Console(stderr=True)
+    cfg = QpBenchCfg(**{k: v for k, v in asdict(args).items() if k not in ("out", "json")})
+    result = run_qp_bench(cfg, log=lambda m: console.print(f"[dim]{m}[/dim]"))
+    if args.out:
+        stem = Path(args.out) / f"qp_{args.batch}"
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
+        plot_qp(result, stem.with_suffix(".png"))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    machine = result["machine"]
+    table = Table(title=f"GRF QP, batch {args.batch}, Canter {result['method']} in {result['dtype']}, {result['iterations']} iterations, "
+                  f"{machine['cpu']} ({result['threads']} threads)", title_justify="left")
+    for column in ("solver", "problems/s (median)", "min", "max", "problems/CPU-s", "max KKT residual", "setting"):
+        table.add_column(column, justify="right")
+    rows = (("Canter qp.solve (batched)", "canter", "", "canter", f"{result['iterations']} iterations"),
+            ("OSQP, Python loop", "osqp_loop", "osqp_", "osqp", f"eps_abs {result['osqp_eps_abs']:g}"),
+            ("proxsuite BatchQP, solve", "proxsuite_batch", "proxsuite_", "proxsuite", f"eps_abs {result['proxsuite_eps_abs']:g}"),
+            ("proxsuite BatchQP, init + solve", "proxsuite_batch_with_setup", "proxsuite_", "proxsuite",
+             f"eps_abs {result['proxsuite_eps_abs']:g}"))
+    for label, key, kkt_prefix, solver, setting in rows:
+        kkt = f"{result[kkt_prefix + 'max_kkt_residual']:.1e}"
+        if result[f"{solver}_above_target"]:
+            kkt += f" ({result[f'{solver}_above_target']} above target)"
+        table.add_row(label, f"{result[key + '_problems_per_s']:,.0f}", f"{result[key + '_problems_per_s_min']:,.0f}",
+                      f"{result[key + '_problems_per_s_max']:,.0f}", f"{result[key + '_problems_per_cpu_s']:,.0f}",
+                      kkt, setting)
+    Console().print(table)
+    print(f"Canter / OSQP loop: {result['speedup_vs_osqp_loop']:.1f}x; Canter / proxsuite batch: "
+          f"{result['speedup_vs_proxsuite_batch']:.2f}x; commit {result['commit']}")
+    return 0
+
+
+SCENARIOS = {
+    "env": _env,
+    "memory": _memory,
+    "train": _train,
+    "sb3": _sb3,
+    "scaling": _scaling,
+    "gradsync": _gradsync,
+    "qp": _qp,
+    "stones": _stones,
+    "stones-cost": _stones_cost,
+}
 
 
 def main(argv: list[str]) -> int:

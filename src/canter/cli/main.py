@@ -29,6 +29,9 @@ commands:
   bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
   bench scaling      strong/weak scaling over processes (torch.distributed): table, plot, CPU/GPU logs
   bench gradsync     gradient exchange of distributed PPO: flat all-reduce vs DistributedDataParallel
+  bench qp           batched GRF QPs: Canter's solver vs OSQP loop vs proxsuite BatchQP
+  bench stones       stepping stones: success per level, heuristic vs RL + QP (dog-stones)
+  bench stones-cost  dog-stones env step FPS with and without the GRF QP, solver share
 
 `canter <command> --help` describes each command's options."""
 

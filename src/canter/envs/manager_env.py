@@ -1,7 +1,8 @@
 """The manager-based RL environment: the step loop that ties simulator, scene and managers together.
 
 step(actions):
-  actions -> action manager -> ctrl;  physics: `decimation` substeps in one batched call;
+  actions -> action manager -> ctrl;  physics: `decimation` substeps in one batched call (or, with a
+  controller action term, one call per controller tick, the controller run before each);
   NaN guard -> terminations (terminated / truncated) -> rewards (weight * term * dt) ->
   reset the envs that ended (curriculum, sim reset, reset events, manager buffers) ->
   commands -> interval events -> observations.
@@ -97,18 +98,16 @@ class ManagerBasedRLEnv:
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
         with section("physics"):
             self.action_manager.process_action(actions.to(self.device))
-            self.action_manager.apply_action()
-            self.sim.step(self.cfg.decimation)
+            caught = self._step_physics()
         with section("reward_observation"):
-            self.scene.invalidate()
             self.episode_length_buf += 1
             self.common_step_counter += 1
 
             terminated, truncated = self.termination_manager.compute()
             reward = self.reward_manager.compute(self.step_dt)  # non-finite term values count as 0
-            if self.sim.any_nonfinite:
+            if caught is not None:
                 # an env the NaN guard caught ends as terminal (no bootstrap) and earns nothing
-                nonfinite = self.sim.nonfinite
+                nonfinite = caught
                 terminated = terminated | nonfinite
                 truncated = truncated & ~terminated
                 reward = reward.masked_fill(nonfinite, 0.0)
@@ -128,6 +127,25 @@ class ManagerBasedRLEnv:
             self.obs_buf = self.observation_manager.compute()
             self.extras["log"]["Sim/nonfinite_resets_total"] = self.sim.nonfinite_total
         return self.obs_buf, reward, terminated, truncated, self.extras
+
+    def _step_physics(self) -> torch.Tensor | None:
+        """`decimation` physics steps, with the action terms applied at the controller rate (once,
+        unless a controller term asks for more). Returns the (num_envs,) bool envs the NaN guard
+        caught in any of the calls, or None if it caught none."""
+        substeps = self.action_manager.physics_steps_per_tick
+        ticks = self.cfg.decimation // substeps
+        if ticks == 1:
+            self.action_manager.apply_action()
+            self.sim.step(substeps)
+            self.scene.invalidate()
+            return self.sim.nonfinite if self.sim.any_nonfinite else None
+        caught = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        for _ in range(ticks):
+            self.action_manager.apply_action()
+            self.sim.step(substeps)
+            self.scene.invalidate()
+            caught |= self.sim.nonfinite  # each call reports only its own catches
+        return caught if bool(caught.any()) else None
 
     def _reset_idx(self, env_ids: torch.Tensor) -> None:
         log = self.extras["log"]

@@ -40,6 +40,10 @@ class ActionTermCfg:
         if self.max_delay_steps < 0:
             raise ConfigError(f"actions.max_delay_steps: must be >= 0, got {self.max_delay_steps}")
 
+    def build(self, name: str, env: ManagerBasedRLEnv) -> ActionTerm:
+        """The term this config describes; subclasses (e.g. controllers) return their own term class."""
+        return ActionTerm(name, self, env)
+
 
 def joint_effort_action(
     *names: str, scale: float = 1.0, clip: tuple[float, float] | None = None, max_delay_steps: int = 0
@@ -64,7 +68,14 @@ def joint_position_action(
 
 
 class ActionTerm:
-    """One group of actuators written from one slice of the action vector."""
+    """One group of actuators written from one slice of the action vector.
+
+    A controller term sets `physics_steps_per_tick`: the env then calls `apply` every that many
+    physics steps (the controller rate) with the same action, instead of once per env step.
+    Terms that keep per-env state override `reset`, `state_dict` and `load_state_dict`.
+    """
+
+    physics_steps_per_tick: int | None = None
 
     def __init__(self, name: str, cfg: ActionTermCfg, env: ManagerBasedRLEnv):
         self.name = name
@@ -94,6 +105,15 @@ class ActionTerm:
         else:
             ctrl[:, self.ctrl_ids] = target.to(ctrl.dtype)
 
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Clear the per-env state of the given envs (none for plain terms)."""
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Restore `state_dict()` (nothing for plain terms)."""
+
 
 class ActionManager:
     """Splits the action vector across action terms; keeps the current and previous actions.
@@ -103,13 +123,16 @@ class ActionManager:
     actuators receive the action from `delay[i]` control steps ago (clamped to the term's
     max_delay_steps). `delay` is (num_envs,) long, 0 by default (no latency); events set it.
     `action` and `prev_action` stay the policy's latest actions, for rewards and observations.
+    Controller rate: `physics_steps_per_tick` physics steps run between two `apply_action()` calls;
+    it equals the env's decimation (one call per env step) unless a term asks for a faster rate.
     """
 
     def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagerBasedRLEnv, console: Console | None):
         if not cfg:
             raise ConfigError("actions: a task needs at least one action term")
         self.env = env
-        self.terms = [ActionTerm(name, term_cfg, env) for name, term_cfg in cfg.items()]
+        self.terms = [term_cfg.build(name, env) for name, term_cfg in cfg.items()]
+        self.physics_steps_per_tick = self._tick(env.cfg.decimation)
         self.action_dim = sum(t.action_dim for t in self.terms)
         self.action = torch.zeros(env.num_envs, self.action_dim, device=env.device)
         self.prev_action = torch.zeros_like(self.action)
@@ -130,6 +153,24 @@ class ActionManager:
             ("Name", "Dimension", "ctrl", "Max delay (steps)"),
             rows,
         )
+
+    def _tick(self, decimation: int) -> int:
+        rates = {t.physics_steps_per_tick for t in self.terms if t.physics_steps_per_tick is not None}
+        if not rates:
+            return decimation
+        if len(rates) > 1:
+            raise ConfigError(f"actions: controller terms ask for different rates {sorted(rates)} (physics steps)")
+        steps = rates.pop()
+        if steps < 1 or decimation % steps:
+            raise ConfigError(f"actions: a controller tick of {steps} physics steps must divide decimation {decimation}")
+        return steps
+
+    def term(self, name: str) -> ActionTerm:
+        """The action term called `name` (e.g. a controller, for observation terms that read its state)."""
+        for term in self.terms:
+            if term.name == name:
+                return term
+        raise ConfigError(f"no action term {name!r} (have: {', '.join(t.name for t in self.terms)})")
 
     def process_action(self, actions: torch.Tensor) -> None:
         """Store the new action; non-finite entries (a diverged policy) become 0 and are counted."""
@@ -165,15 +206,20 @@ class ActionManager:
         self.action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
         self.action_history[:, env_ids] = 0.0  # a delayed env starts its episode from zero actions
+        for term in self.terms:
+            term.reset(env_ids)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        return {
+        state = {
             "action": self.action.clone(),
             "prev_action": self.prev_action.clone(),
             "delay": self.delay.clone(),
             "action_history": self.action_history.clone(),
             "head": self._head.clone(),
         }
+        for term in self.terms:
+            state.update({f"term/{term.name}/{k}": v.clone() for k, v in term.state_dict().items()})
+        return state
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         self.action.copy_(state["action"])
@@ -182,3 +228,8 @@ class ActionManager:
             self.delay.copy_(state["delay"])
             self.action_history.copy_(state["action_history"])
             self._head.copy_(state["head"])
+        for term in self.terms:
+            prefix = f"term/{term.name}/"
+            own = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
+            if own:
+                term.load_state_dict(own)

@@ -10,6 +10,8 @@ from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
 from canter.tasks.dog.agent_cfg import dog_agent_cfg
 from canter.tasks.dog.env_cfg import dog_flat_dr_env_cfg, dog_flat_env_cfg, dog_rough_env_cfg
+from canter.tasks.stones.agent_cfg import dog_stones_agent_cfg
+from canter.tasks.stones.env_cfg import dog_stones_env_cfg
 
 REGISTRY = Registry(
     [
@@ -52,6 +54,12 @@ REGISTRY = Registry(
             env_cfg=dog_rough_env_cfg,
             agent_cfg=dog_agent_cfg,
             metrics=velocity_tracking_errors,
+        ),
+        TaskSpec(
+            name="dog-stones",
+            description="The dog crosses stepping stones: policy -> CoM accel, phase speed, footholds -> GRF QP + swing legs.",
+            env_cfg=dog_stones_env_cfg,
+            agent_cfg=dog_stones_agent_cfg,
         ),
     ]
 )

@@ -7,6 +7,7 @@ from canter.terrains.config import (
     flat_terrain_cfg,
     rough_terrain_cfg,
     stepping_stones_terrain_cfg,
+    stone_rows_terrain_cfg,
 )
 from canter.terrains.generator import TerrainMap, column_types, generate_terrain
 from canter.terrains.terrain import Terrain
@@ -21,4 +22,5 @@ __all__ = [
     "generate_terrain",
     "rough_terrain_cfg",
     "stepping_stones_terrain_cfg",
+    "stone_rows_terrain_cfg",
 ]

@@ -22,6 +22,7 @@ SUB_TERRAIN_TYPES: tuple[str, ...] = (
     "stairs_down",
     "obstacles",
     "stepping_stones",
+    "stone_rows",
 )
 
 
@@ -81,6 +82,7 @@ class TerrainCfg:
     obstacle_width_range: tuple[float, float] = (0.4, 1.6)
     num_obstacles: int = 20
     # stepping stones: stone width, gap U(g/2, g) and height U(-s, s) per stone; pits in between
+    # (stone_rows: the same parameters, each stone a row across the whole sub-terrain width)
     stone_width_range: tuple[float, float] = (0.8, 0.4)
     stone_gap_range: tuple[float, float] = (0.1, 0.4)
     stone_height_range: tuple[float, float] = (0.0, 0.1)
@@ -178,6 +180,26 @@ def flat_terrain_cfg() -> TerrainCfg:
 def rough_terrain_cfg() -> TerrainCfg:
     """The full mix of sub-terrains on a 10 x 20 grid of 8 m squares at 0.1 m resolution."""
     return TerrainCfg()
+
+
+def stone_rows_terrain_cfg() -> TerrainCfg:
+    """A stepping-stone course for the dog along +x: flat columns and rows of stones (2 of 10 columns
+    flat), 6 m x 2 m sub-terrains at 5 cm resolution; from no gaps and level stones (row 0) to 0.3 m
+    stones, gaps up to 0.25 m and heights within +-5 cm (last row)."""
+    return TerrainCfg(
+        proportions={"flat": 0.2, "stone_rows": 0.8},
+        size=(6.0, 2.0),
+        num_rows=10,
+        num_cols=10,
+        horizontal_scale=0.05,
+        border_width=2.0,
+        platform_width=1.0,
+        stone_width_range=(0.5, 0.3),
+        stone_gap_range=(0.0, 0.25),
+        stone_height_range=(0.0, 0.05),
+        stone_pit_depth=0.5,
+        max_init_level=3,
+    )
 
 
 def stepping_stones_terrain_cfg() -> TerrainCfg:

@@ -146,6 +146,24 @@ def stepping_stones(
     return heights
 
 
+def stone_rows(rng: np.random.Generator, difficulty: float, cfg: TerrainCfg, nx: int, ny: int) -> np.ndarray:
+    """Stepping stones in a row along x, each spanning the whole width (y): stones lerp(stone_width_range)
+    long, gaps U(g/2, g) rounded to whole cells (so a small g gives no gap at all), heights U(-s, s)
+    per stone; pits of depth cfg.stone_pit_depth in the gaps; a band of platform_width across the
+    centre (the spawn) is solid at 0."""
+    h = cfg.horizontal_scale
+    width_cells = max(round(lerp(cfg.stone_width_range, difficulty) / h), 1)
+    gap = lerp(cfg.stone_gap_range, difficulty)
+    spread = lerp(cfg.stone_height_range, difficulty)
+    row = np.full(nx, -cfg.stone_pit_depth)
+    position = 0
+    while position < nx:
+        row[position : position + width_cells] = rng.uniform(-spread, spread)
+        position += width_cells + round(rng.uniform(gap / 2.0, gap) / h)
+    row[np.abs(np.arange(nx) - (nx - 1) / 2.0) * h <= cfg.platform_width / 2.0 + _EPS] = 0.0
+    return np.repeat(row[:, None], ny, axis=1)
+
+
 SUB_TERRAINS: dict[str, SubTerrainFn] = {
     "flat": flat,
     "rough": rough,
@@ -155,4 +173,5 @@ SUB_TERRAINS: dict[str, SubTerrainFn] = {
     "stairs_down": stairs_down,
     "obstacles": obstacles,
     "stepping_stones": stepping_stones,
+    "stone_rows": stone_rows,
 }

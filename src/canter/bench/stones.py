@@ -1,0 +1,223 @@
+"""Stepping stones: success rate per difficulty level of the heuristic controller and of a trained
+RL + QP policy (dog-stones), and what the QP costs inside the env step.
+
+Success: the episode ends by reaching the far side (the `reached` termination), not by a fall, a
+foot in a gap or the time limit. Every env runs exactly one episode on a fixed level (no
+curriculum), on the stone columns of the terrain, `episodes` envs per level.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from canter.bench.report import machine_info
+from canter.cli.session import TrainArgs, make_env, parse_train_args, read_command, strip_flags
+from canter.core.device import torch_threads
+from canter.core.errors import CanterError, ConfigError
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.mdp.controller_action import QuadrupedControllerAction
+from canter.rl.checkpoint import load_checkpoint
+from canter.rl.runner import CHECKPOINT, OnPolicyRunner
+from canter.terrains import SUB_TERRAIN_TYPES
+
+TASK = "dog-stones"
+STONE_TYPE = "stone_rows"
+
+
+class HeuristicPolicy:
+    """The heuristic controller as a policy of dog-stones: the zero action (no residual on top of
+    the Raibert footholds and the CoM PD inside the controller action term)."""
+
+    def __init__(self, num_actions: int):
+        self.num_actions = num_actions
+
+    def act_inference(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        first = next(iter(obs.values()))
+        return torch.zeros(first.shape[0], self.num_actions, device=first.device)
+
+    def reset(self, done: torch.Tensor) -> None:
+        """Stateless."""
+
+
+def stones_args(run_dir: str | None, argv: list[str]) -> TrainArgs:
+    """The train arguments of `run_dir` (a dog-stones run), or the task defaults plus `argv`."""
+    if run_dir is None:
+        return parse_train_args(TASK, [*argv, "--quiet"])
+    if not Path(run_dir).is_dir():
+        raise CanterError(f"no run directory at {run_dir}")
+    task, saved = read_command(Path(run_dir))
+    if task != TASK:
+        raise CanterError(f"{run_dir} is a {task!r} run; the stepping-stone evaluation needs a {TASK!r} run")
+    return parse_train_args(task, [*strip_flags(saved, ("--num-envs", "--run-dir")), *argv, "--quiet"])
+
+
+def build_level_env(args: TrainArgs, levels: list[int], episodes: int) -> ManagerBasedRLEnv:
+    """An env of `episodes` envs per level in `levels`, each pinned to its level on a stone column."""
+    terrain_cfg = args.env.terrain
+    if terrain_cfg is None or terrain_cfg.proportions.get(STONE_TYPE, 0.0) <= 0:
+        raise ConfigError(f"the run's terrain has no {STONE_TYPE!r} columns to evaluate on")
+    bad = [level for level in levels if not 0 <= level < terrain_cfg.num_rows]
+    if bad:
+        raise ConfigError(f"--levels: {bad} outside 0..{terrain_cfg.num_rows - 1}")
+    args.env.curriculum = {}
+    env = make_env(args, num_envs=len(levels) * episodes)
+    terrain = env.terrain
+    assert terrain is not None and terrain.map is not None
+    stone_cols = [c for c in range(terrain.num_cols) if terrain.map.types[0, c] == SUB_TERRAIN_TYPES.index(STONE_TYPE)]
+    device = env.device
+    index = torch.arange(env.num_envs, device=device)
+    terrain.terrain_levels[:] = torch.tensor(levels, device=device).repeat_interleave(episodes)
+    terrain.terrain_types[:] = torch.tensor(stone_cols, device=device)[index % len(stone_cols)]
+    terrain.env_origins[:] = terrain.origins_grid[terrain.terrain_levels, terrain.terrain_types]
+    return env
+
+
+def run_episodes(env: ManagerBasedRLEnv, policy: Any, threads: int = 1) -> dict[str, torch.Tensor]:
+    """One episode per env. Returns per env: success (bool), progress (m along +x at the end),
+    length (steps), reason (index into env.termination_manager.names of the term that ended it)."""
+    obs, _ = env.reset()
+    n, device = env.num_envs, env.device
+    finished = torch.zeros(n, dtype=torch.bool, device=device)
+    success = torch.zeros_like(finished)
+    reason = torch.full((n,), -1, dtype=torch.long, device=device)
+    length = torch.zeros(n, dtype=torch.long, device=device)
+    progress = torch.zeros(n, device=device)
+    manager = env.termination_manager
+    reached = manager.names.index("reached")
+    with torch.no_grad(), torch_threads(threads):
+        for step in range(env.max_episode_length + 1):
+            origin_x = env.terrain.env_origins[:, 0] if env.terrain is not None else 0.0
+            before = (env.scene.root_pos_w[:, 0] - origin_x).float()
+            obs, _, terminated, truncated, _ = env.step(policy.act_inference(obs))
+            done = (terminated | truncated) & ~finished
+            policy.reset(terminated | truncated)
+            first_term = torch.where(manager.term_dones.any(dim=0), manager.term_dones.float().argmax(dim=0), 0)
+            reason = torch.where(done, first_term, reason)
+            success |= done & manager.term_dones[reached]
+            length = torch.where(done, step + 1, length)
+            progress = torch.where(done, before, progress)
+            finished |= done
+            if bool(finished.all()):
+                break
+    return {"success": success, "progress": progress, "length": length, "reason": reason}
+
+
+def level_table(levels: list[int], episodes: int, outcome: dict[str, torch.Tensor], names: list[str]) -> list[dict[str, Any]]:
+    """Per level: success rate, mean progress and the share of each ending."""
+    rows = []
+    for k, level in enumerate(levels):
+        part = slice(k * episodes, (k + 1) * episodes)
+        reasons = outcome["reason"][part]
+        rows.append({
+            "level": level,
+            "success_rate": float(outcome["success"][part].float().mean()),
+            "mean_progress_m": float(outcome["progress"][part].mean()),
+            "endings": {name: float((reasons == i).float().mean()) for i, name in enumerate(names)},
+        })
+    return rows
+
+
+def load_policy(run_dir: str, env: ManagerBasedRLEnv, args: TrainArgs, checkpoint: str | None) -> Any:
+    """The deterministic policy of a run directory, for `env`."""
+    payload = load_checkpoint(Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT)
+    runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=args.backend == "cpu")
+    runner.algorithm.policy.load_state_dict(payload["algorithm"]["policy"])
+    runner.algorithm.eval_mode()
+    return runner.algorithm.policy
+
+
+def evaluate_stones(
+    run_dir: str | None, levels: list[int] | None, episodes: int, checkpoint: str | None = None,
+    log: Any = None,
+) -> dict[str, Any]:
+    """Success per level of the heuristic, and of the run's policy when run_dir is given."""
+    if episodes < 1:
+        raise ConfigError(f"--episodes: must be >= 1, got {episodes}")
+    args = stones_args(run_dir, [])
+    assert args.env.terrain is not None
+    levels = list(range(args.env.terrain.num_rows)) if not levels else list(levels)
+    result: dict[str, Any] = {"task": TASK, "levels": levels, "episodes_per_level": episodes, "run_dir": run_dir}
+    controllers = [("heuristic", None)] + ([("rl_qp", run_dir)] if run_dir is not None else [])
+    for name, source in controllers:
+        start = time.perf_counter()
+        env = build_level_env(stones_args(run_dir, []), levels, episodes)
+        policy = HeuristicPolicy(env.num_actions) if source is None else load_policy(source, env, args, checkpoint)
+        outcome = run_episodes(env, policy)
+        result[name] = level_table(levels, episodes, outcome, env.termination_manager.names)
+        if log is not None:
+            rates = ", ".join(f"{r['level']}: {r['success_rate']:.2f}" for r in result[name])
+            log(f"{name}: success per level {rates} ({time.perf_counter() - start:.0f} s)")
+    result["machine"] = machine_info()
+    return result
+
+
+def measure_cost(num_envs: int, steps: int, log: Any = None) -> dict[str, Any]:
+    """Env step FPS of dog-stones (zero actions = heuristic) with the QP body controller and with the
+    QP replaced by an even force split ("static"), and the share of the step spent in the solver."""
+    if num_envs < 1 or steps < 2:
+        raise ConfigError("--num-envs must be >= 1 and --steps >= 2")
+    result: dict[str, Any] = {"task": TASK, "num_envs": num_envs, "steps": steps}
+    for solver in ("qp", "static"):
+        args = stones_args(None, ["--env.actions.controller.controller.body.solver", solver])
+        args.env.num_envs = num_envs
+        env = make_env(args)
+        term = env.action_manager.term("controller")
+        assert isinstance(term, QuadrupedControllerAction)
+        policy = HeuristicPolicy(env.num_actions)
+        obs, _ = env.reset()
+        with torch.no_grad(), torch_threads(1):
+            obs = env.step(policy.act_inference(obs))[0]  # warm-up
+            term.timing, term.controller_seconds, term.controller.body.solve_seconds = True, 0.0, 0.0
+            start = time.perf_counter()
+            for _ in range(steps):
+                obs = env.step(policy.act_inference(obs))[0]
+            wall = time.perf_counter() - start
+        result[solver] = {
+            "env_steps_per_s": num_envs * steps / wall,
+            "controller_share": term.controller_seconds / wall,
+            "solver_share": term.controller.body.solve_seconds / wall,
+            "ticks_per_env_step": env.cfg.decimation // env.action_manager.physics_steps_per_tick,
+        }
+        if log is not None:
+            log(f"{solver}: {result[solver]['env_steps_per_s']:,.0f} env steps/s")
+    result["qp_slowdown"] = result["static"]["env_steps_per_s"] / result["qp"]["env_steps_per_s"]
+    result["machine"] = machine_info()
+    return result
+
+
+def stones_markdown(result: dict[str, Any]) -> str:
+    """The success table: one row per level, a column per evaluated controller."""
+    names = [n for n in ("heuristic", "rl_qp") if n in result]
+    header = "| level | " + " | ".join(f"{n} success | {n} progress (m)" for n in names) + " |"
+    lines = [header, "|" + "---|" * (1 + 2 * len(names))]
+    for k, level in enumerate(result["levels"]):
+        cells = [f"{result[n][k]['success_rate']:.2f} | {result[n][k]['mean_progress_m']:.2f}" for n in names]
+        lines.append(f"| {level} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot_stones(result: dict[str, Any], path: Path) -> None:
+    """Success rate vs level, one line per controller."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    labels = {"heuristic": "heuristic (Raibert + CoM PD) + QP", "rl_qp": "RL policy + QP"}
+    for name in ("heuristic", "rl_qp"):
+        if name in result:
+            ax.plot(result["levels"], [row["success_rate"] for row in result[name]], marker="o", label=labels[name])
+    ax.set_xlabel("difficulty level (gap and height spread grow)")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title(f"dog-stones: {result['episodes_per_level']} episodes per level")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

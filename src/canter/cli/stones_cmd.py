@@ -1,0 +1,77 @@
+"""`canter bench stones` (success per difficulty level, heuristic vs RL + QP) and
+`canter bench stones-cost` (env step FPS with and without the QP, solver share)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import tyro
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass(kw_only=True)
+class StonesArgs:
+    run_dir: str | None = None  # a dog-stones training run; without it only the heuristic is evaluated
+    checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
+    episodes: int = 20  # episodes per level (one env each)
+    levels: tuple[int, ...] = ()  # default: every row of the terrain
+    out: str = "bench_out"  # writes stones.json, stones.md and stones.png here
+    json: bool = False
+
+
+@dataclass(kw_only=True)
+class StonesCostArgs:
+    num_envs: int = 256
+    steps: int = 50  # env steps timed per variant (after one warm-up step)
+    out: str = "bench_out"  # writes stones_cost.json here
+    json: bool = False
+
+
+def stones_main(argv: list[str]) -> int:
+    from canter.bench.stones import evaluate_stones, plot_stones, stones_markdown
+
+    args = tyro.cli(StonesArgs, args=argv, prog="canter bench stones",
+                    description="Success rate per stepping-stone level: heuristic controller vs a dog-stones RL + QP run.")
+    console = Console(stderr=True)
+    result = evaluate_stones(args.run_dir, list(args.levels), args.episodes, args.checkpoint,
+                             log=lambda m: console.print(f"[dim]{m}[/dim]"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = stones_markdown(result)
+    (out / "stones.json").write_text(json.dumps(result, indent=2))
+    (out / "stones.md").write_text(table + "\n")
+    plot_stones(result, out / "stones.png")
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(table)
+    print(f"wrote {out / 'stones.json'}, {out / 'stones.md'}, {out / 'stones.png'}  commit {result['machine']['commit']}")
+    return 0
+
+
+def stones_cost_main(argv: list[str]) -> int:
+    from canter.bench.stones import measure_cost
+
+    args = tyro.cli(StonesCostArgs, args=argv, prog="canter bench stones-cost",
+                    description="dog-stones env step FPS with the QP body controller vs an even force split.")
+    console = Console(stderr=True)
+    result = measure_cost(args.num_envs, args.steps, log=lambda m: console.print(f"[dim]{m}[/dim]"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "stones_cost.json").write_text(json.dumps(result, indent=2))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    table = Table(title=f"dog-stones, {args.num_envs} envs, {result['qp']['ticks_per_env_step']} controller ticks per env step",
+                  title_justify="left")
+    for column in ("stance forces", "env steps/s", "controller share", "solver share"):
+        table.add_column(column, justify="right")
+    for key, label in (("qp", "GRF QP"), ("static", "even split (no QP)")):
+        row = result[key]
+        table.add_row(label, f"{row['env_steps_per_s']:,.0f}", f"{row['controller_share']:.1%}", f"{row['solver_share']:.1%}")
+    Console().print(table)
+    print(f"QP slowdown: {result['qp_slowdown']:.2f}x  cpu: {result['machine']['cpu']}  commit {result['machine']['commit']}")
+    return 0
