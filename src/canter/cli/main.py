@@ -27,6 +27,9 @@ commands:
   bench train        training FPS (step, step+inference, total) for a fixed time
   bench memory       memory of per-env model fields (domain randomization)
   bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
+  bench latency      single-observation policy inference latency (ONNX Runtime, TorchScript, torch)
+  export RUN_DIR     export a trained policy to ONNX or TorchScript with its metadata (--quantize int8)
+  deploy run POLICY  run an exported policy in a fixed-rate real-time loop against a simulated robot
 
 `canter <command> --help` describes each command's options."""
 
@@ -42,6 +45,12 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
             {"train": train_cmd.train_main, "play": train_cmd.play_main, "eval": train_cmd.eval_main}
         )
     except ImportError:  # pragma: no cover - training stack not installed
+        pass
+    try:
+        from canter.cli import export_cmd
+
+        commands.update({"export": export_cmd.export_main, "deploy": export_cmd.deploy_main})
+    except ImportError:  # pragma: no cover - onnx / onnxruntime not installed
         pass
     return commands
 
