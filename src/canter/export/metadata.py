@@ -157,6 +157,8 @@ class PolicyMetadata:
             return cls(**values)
         except (TypeError, KeyError) as err:
             raise CanterError(f"{source}: malformed Canter policy metadata ({err})") from err
+        except CanterError as err:
+            raise CanterError(f"{source}: {err}") from err
 
     def to_json(self) -> str:
         """The pairs as one JSON object (the TorchScript extra file)."""

@@ -63,7 +63,7 @@ def torch_actions(policy: ActorCritic, recording: Recording, group: str = "polic
     device = next(policy.parameters()).device
     policy.hidden_states(recording.obs.shape[1])  # recurrent: states sized for this batch (zeroed at t = 0)
     out = []
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(1):
         for obs, starts in zip(recording.obs, recording.starts, strict=True):
             policy.reset(torch.as_tensor(starts, device=device))
             out.append(policy.act_inference({group: torch.as_tensor(obs, device=device)}).float().cpu().numpy())
@@ -86,7 +86,7 @@ def module_actions(module: Callable[..., tuple[torch.Tensor, ...]], state_count:
     batch = recording.obs.shape[1]
     states = [torch.zeros(num_layers, batch, hidden_dim) for _ in range(state_count)]
     out = []
-    with torch.no_grad():
+    with torch.no_grad(), torch_threads(1):
         for obs, starts in zip(recording.obs, recording.starts, strict=True):
             keep = torch.from_numpy(~starts).float()[None, :, None]
             outputs = module(torch.from_numpy(obs), *(s * keep for s in states))
