@@ -41,7 +41,8 @@ def test_torchscript_int8_export_reports_its_error(env, policies, tmp_path):
                            quantize="int8", record_steps=20)
     _, md = load_torchscript(tmp_path / "p.int8.pt")
     assert md.quantization == "int8-dynamic" and md.int8_max_action_error == report.int8_max_action_error
-    assert report.int8_max_action_error is not None and 0.0 < report.int8_max_action_error < 0.1
+    # the policies' actions reach 1.5 on env observations: a broken quantization would be off by O(1)
+    assert report.int8_max_action_error is not None and 0.0 < report.int8_max_action_error < 0.2
 
 
 def test_a_failed_parity_check_stops_the_export(env, policies, tmp_path, monkeypatch):
