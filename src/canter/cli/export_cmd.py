@@ -52,6 +52,7 @@ def export_main(argv: list[str]) -> int:
         shown = ", ".join(f"{name} {value:.2e}" for name, value in errors.items())
         against = "torch policy" if precision == "fp32" else "fp32 export"
         console.print(f"  {precision}: max |Δaction| vs {against}: {shown}")
+    console.print(f"  actions on the recorded observations reach |a| = {report.max_abs_action:.3g}")
     console.print(f"  report: {out.name}.json")
     return 0
 

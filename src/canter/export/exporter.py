@@ -41,13 +41,15 @@ class ExportReport:
     metadata: PolicyMetadata
     errors: dict[str, dict[str, float]] = field(default_factory=dict)
     int8_max_action_error: float | None = None
+    max_abs_action: float = 0.0  # max |a| of the fp32 export on the recorded observations, for scale
     recorded_steps: int = 0
     recorded_envs: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "task": self.metadata.task, "architecture": self.metadata.architecture,
                 "quantization": self.metadata.quantization, "max_action_error": self.errors,
-                "int8_max_action_error": self.int8_max_action_error, "recorded_steps": self.recorded_steps,
+                "int8_max_action_error": self.int8_max_action_error, "max_abs_action": self.max_abs_action,
+                "recorded_steps": self.recorded_steps,
                 "recorded_envs": self.recorded_envs, "parity_tolerance": parity.PARITY_TOLERANCE}
 
 
@@ -66,9 +68,10 @@ def _check(name: str, error: float, reference: np.ndarray) -> None:
 
 
 def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorCritic, group: str,
-                 recordings: dict[str, parity.Recording]) -> dict[str, float]:
-    """max |Δa| between the written fp32 file and the torch policy, per recording; raises if too large."""
-    errors = {}
+                 recordings: dict[str, parity.Recording]) -> tuple[dict[str, float], float]:
+    """(max |Δa| between the written fp32 file and the torch policy per recording, max |a| on the
+    recorded observations); raises CanterError if an error is too large."""
+    errors, max_abs = {}, 0.0
     for name, recording in recordings.items():
         reference = parity.torch_actions(policy, recording, group)
         if fmt == "onnx":
@@ -78,7 +81,9 @@ def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorC
             actions = parity.module_actions(module, len(actor.state_names), actor.num_layers, actor.hidden_dim, recording)
         errors[name] = parity.max_error(actions, reference)
         _check(f"{fmt} on {name} observations", errors[name], reference)
-    return errors
+        if name == "recorded":
+            max_abs = float(np.abs(reference).max())
+    return errors, max_abs
 
 
 def export_policy(env: ManagerBasedRLEnv, policy: ActorCritic, task: str, *, fmt: Format, out: str | Path,
@@ -103,7 +108,7 @@ def export_policy(env: ManagerBasedRLEnv, policy: ActorCritic, task: str, *, fmt
             save_onnx(actor, metadata, fp32_path)
         else:
             save_torchscript(actor, metadata, fp32_path)
-        report.errors["fp32"] = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
+        report.errors["fp32"], report.max_abs_action = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
         if quantize == "int8":
             report.int8_max_action_error = _write_int8(fmt, fp32_path, out, actor, metadata, recordings["recorded"])
             report.errors["int8"] = {"recorded": report.int8_max_action_error}
