@@ -374,6 +374,48 @@ def _qp(argv: list[str]) -> int:
     return 0
 
 
+@dataclass(kw_only=True)
+class LatencyArgs:
+    task: str = "dog-flat"  # whose observation/action sizes and agent network to use
+    iterations: int = 5000  # timed calls per backend
+    warmup: int = 200
+    rounds: int = 5  # backends take turns in this many blocks
+    gru_hidden_dim: int = 256
+    out: str = "bench_out"  # writes latency.json, latency.md and latency.png here
+    json: bool = False
+
+
+def _latency(argv: list[str]) -> int:
+    from pathlib import Path
+
+    from canter.bench.latency import LatencyCfg, markdown_table, plot_latency, run_latency_bench
+
+    args = tyro.cli(LatencyArgs, args=argv, prog="canter bench latency",
+                    description="Single-observation policy inference latency, one thread: ONNX Runtime vs TorchScript vs torch.")
+    cfg = LatencyCfg(task=args.task, iterations=args.iterations, warmup=args.warmup, rounds=args.rounds,
+                     gru_hidden_dim=args.gru_hidden_dim)
+    console = Console(stderr=True)
+    result = run_latency_bench(cfg, progress=lambda m: console.print(f"[dim]{m}[/dim]"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "latency.json").write_text(json.dumps(result, indent=2))
+    (out / "latency.md").write_text(markdown_table(result))
+    plot_latency(result, out / "latency.png")
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    machine = result["machine"]
+    table = Table(title=f"{args.task}: 1 observation, 1 thread, {args.iterations} calls per backend ({machine['cpu']})",
+                  title_justify="left")
+    for column in ("policy", "backend", "p50 µs", "p99 µs", "max µs"):
+        table.add_column(column, justify="right" if "µs" in column else "left")
+    for row in result["rows"]:
+        table.add_row(row["policy"], row["backend"], f"{row['p50_us']:.1f}", f"{row['p99_us']:.1f}", f"{row['max_us']:.0f}")
+    Console().print(table)
+    print(f"wrote {out / 'latency.json'}, latency.md, latency.png  commit {machine['commit']}")
+    return 0
+
+
 SCENARIOS = {
     "env": _env,
     "memory": _memory,
@@ -384,6 +426,7 @@ SCENARIOS = {
     "qp": _qp,
     "stones": _stones,
     "stones-cost": _stones_cost,
+    "latency": _latency,
 }
 
 

@@ -32,6 +32,9 @@ commands:
   bench qp           batched GRF QPs: Canter's solver vs OSQP loop vs proxsuite BatchQP
   bench stones       stepping stones: success per level, heuristic vs RL + QP (dog-stones)
   bench stones-cost  dog-stones env step FPS with and without the GRF QP, solver share
+  bench latency      single-observation policy inference latency (ONNX Runtime, TorchScript, torch)
+  export RUN_DIR     export a trained policy to ONNX or TorchScript with its metadata (--quantize int8)
+  deploy run POLICY  run an exported policy in a fixed-rate real-time loop against a simulated robot
 
 `canter <command> --help` describes each command's options."""
 
@@ -47,6 +50,12 @@ def _commands() -> dict[str, Callable[[list[str]], int]]:
             {"train": train_cmd.train_main, "play": train_cmd.play_main, "eval": train_cmd.eval_main}
         )
     except ImportError:  # pragma: no cover - training stack not installed
+        pass
+    try:
+        from canter.cli import export_cmd
+
+        commands.update({"export": export_cmd.export_main, "deploy": export_cmd.deploy_main})
+    except ImportError:  # pragma: no cover - onnx / onnxruntime not installed
         pass
     return commands
 

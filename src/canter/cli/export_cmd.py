@@ -1,0 +1,115 @@
+"""`canter export RUN_DIR` and `canter deploy run POLICY`."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import tyro
+from rich.console import Console
+from rich.table import Table
+
+from canter.cli.session import read_command
+from canter.cli.train_cmd import load_run
+from canter.core.errors import CanterError
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.export.exporter import SUFFIX, export_policy
+from canter.export.realtime import RealtimeCfg, run_realtime
+from canter.export.runtime import PolicyRuntime
+
+
+@dataclass(kw_only=True)
+class ExportArgs:
+    run_dir: tyro.conf.Positional[str]
+    format: Literal["onnx", "torchscript"] = "onnx"
+    quantize: Literal["int8"] | None = None  # dynamic int8 weights; reports the max action error vs fp32
+    out: str | None = None  # default: RUN_DIR/exported/policy[.int8].onnx|.pt
+    checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
+    record_steps: int = 100  # env steps of recorded observations for the parity checks
+    record_envs: int = 16
+
+
+def export_main(argv: list[str]) -> int:
+    args = tyro.cli(ExportArgs, args=argv, prog="canter export",
+                    description="Export a trained policy (actor + observation normalizer) with its metadata.")
+    if args.record_steps < 1 or args.record_envs < 1:
+        raise CanterError("--record-steps and --record-envs must be >= 1")
+    run_args, runner = load_run(Path(args.run_dir), args.record_envs, args.checkpoint)
+    task = read_command(Path(args.run_dir))[0]
+    stem = "policy" + (".int8" if args.quantize else "")
+    out = Path(args.out) if args.out else Path(args.run_dir) / "exported" / (stem + SUFFIX[args.format])
+    env = runner.env
+    assert isinstance(env, ManagerBasedRLEnv)
+    report = export_policy(env, runner.algorithm.policy, task, fmt=args.format, out=out, quantize=args.quantize,
+                           record_steps=args.record_steps, seed=run_args.seed)
+    console = Console()
+    md = report.metadata
+    console.print(f"[bold]canter export[/bold] {task} ({md.architecture}, {md.observation_dim} obs -> "
+                  f"{md.action_dim} actions, {md.control_frequency_hz:g} Hz, normalizer {md.normalizer}) -> [cyan]{out}[/cyan]")
+    for precision, errors in report.errors.items():
+        shown = ", ".join(f"{name} {value:.2e}" for name, value in errors.items())
+        against = "torch policy" if precision == "fp32" else "fp32 export"
+        console.print(f"  {precision}: max |Δaction| vs {against}: {shown}")
+    console.print(f"  actions on the recorded observations reach |a| = {report.max_abs_action:.3g}")
+    console.print(f"  report: {out.name}.json")
+    return 0
+
+
+@dataclass(kw_only=True)
+class DeployRunArgs:
+    policy: tyro.conf.Positional[str]  # an exported .onnx file
+    task: str | None = None  # the simulated robot's task (default: the policy's)
+    rate: float | None = None  # loop rate, Hz (default: the policy's control frequency)
+    duration: float = 10.0  # seconds of wall time
+    spin_us: float = 200.0  # busy-wait this long before each tick instead of sleeping
+    seed: int = 0
+    json: bool = False
+    out: str | None = None  # also write the result JSON here
+
+
+DEPLOY_USAGE = "usage: canter deploy run POLICY.onnx [--task T] [--rate HZ] [--duration S] [--json] [--out FILE]"
+
+
+def deploy_main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(DEPLOY_USAGE)
+        return 0
+    if argv[0] != "run":
+        raise CanterError(f"unknown deploy command {argv[0]!r} (have: run)")
+    args = tyro.cli(DeployRunArgs, args=argv[1:], prog="canter deploy run",
+                    description="Run an exported policy in a fixed-rate real-time loop against a simulated robot.")
+    cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, spin_us=args.spin_us, seed=args.seed)
+    runtime = PolicyRuntime(args.policy)
+    task = args.task or runtime.metadata.task
+    console = Console(stderr=True)
+    rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
+    console.print(f"[bold]canter deploy run[/bold] {args.policy}: task {task}, {rate:g} Hz for {args.duration:g} s "
+                  f"({runtime.metadata.architecture}, {runtime.metadata.quantization})")
+    if abs(rate - runtime.metadata.control_frequency_hz) > 1e-6:
+        console.print(f"[yellow]note: the policy was trained at {runtime.metadata.control_frequency_hz:g} Hz[/yellow]")
+    result = run_realtime(runtime, task, cfg, lambda k, n: console.print(f"[dim]{k}/{n} ticks[/dim]"))
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps(result, indent=2))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    _print_result(result)
+    return 0
+
+
+def _print_result(result: dict) -> None:
+    table = Table(title=f"{result['task']} at {result['rate_hz']:g} Hz: {result['ticks']} ticks in {result['duration_s']:.1f} s",
+                  title_justify="left")
+    for column in ("µs", "p50", "p99", "max"):
+        table.add_column(column, justify="right")
+    for key, label in (("inference_us", "inference"), ("work_us", "read + infer + write"),
+                       ("period_jitter_us", "period jitter")):
+        table.add_row(label, *(f"{result[key][q]:,.1f}" for q in ("p50", "p99", "max")))
+    Console().print(table)
+    mean = result["mean_episode_return"]
+    print(f"deadline misses: {result['deadline_misses']} of {result['ticks']} (skipped ticks {result['skipped_ticks']}); "
+          f"episodes: {result['episodes']}, mean return {'-' if mean is None else f'{mean:.3f}'}, "
+          f"unfinished episode {result['unfinished_episode_return']:.3f}; ctrl check {result['ctrl_max_abs_diff']:.1e}")

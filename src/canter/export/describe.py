@@ -1,0 +1,114 @@
+"""Reads the metadata of an exported policy off the env it was trained in and the policy itself."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+
+import canter
+from canter.core.errors import CanterError
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.export.metadata import ActionTermInfo, ObsTermInfo, PolicyMetadata
+from canter.export.module import ExportableActor
+from canter.export.onnx_export import io_names
+
+
+def _function_name(func: object) -> str:
+    target = func if callable(func) and hasattr(func, "__qualname__") else type(func)
+    return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', '?')}"
+
+
+def observation_terms(env: ManagerBasedRLEnv, group: str) -> list[ObsTermInfo]:
+    """The terms of observation group `group` in input order."""
+    if group not in env.observation_manager.groups:
+        raise CanterError(f"export: the env has no observation group {group!r}")
+    return [
+        ObsTermInfo(
+            name=term.name,
+            dim=term.dim,
+            history_length=term.cfg.history_length,
+            clip=None if term.cfg.clip is None else (float(term.cfg.clip[0]), float(term.cfg.clip[1])),
+            scale=None if term.cfg.scale is None else float(term.cfg.scale),
+            function=_function_name(term.func),
+        )
+        for term in env.observation_manager.groups[group]
+    ]
+
+
+def _actuator_facts(model: mujoco.MjModel, actuator: int) -> tuple[str, str, float, float, float | None]:
+    """(joint name, type, kp, kd, effort limit) of one actuator of the nominal model.
+
+    A position servo is an affine-bias actuator with biasprm = (0, -kp, -kd) and gainprm[0] = kp;
+    a motor has no bias (kp = kd = 0).
+    """
+    if int(model.actuator_trntype[actuator]) != int(mujoco.mjtTrn.mjTRN_JOINT):
+        raise CanterError(f"export: actuator {model.actuator(actuator).name!r} does not drive a joint")
+    joint = model.joint(int(model.actuator_trnid[actuator, 0])).name
+    gain, bias = model.actuator_gainprm[actuator], model.actuator_biasprm[actuator]
+    affine = int(model.actuator_biastype[actuator]) == int(mujoco.mjtBias.mjBIAS_AFFINE)
+    if affine and math.isclose(float(gain[0]), -float(bias[1])):
+        kind, kp, kd = "position", float(gain[0]), -float(bias[2])
+    elif int(model.actuator_biastype[actuator]) == int(mujoco.mjtBias.mjBIAS_NONE):
+        kind, kp, kd = "motor", 0.0, 0.0
+    else:
+        kind, kp, kd = "general", float(-bias[1]), float(-bias[2])
+    limit = None
+    if model.actuator_forcelimited[actuator]:
+        limit = float(max(abs(model.actuator_forcerange[actuator, 0]), abs(model.actuator_forcerange[actuator, 1])))
+    return joint, kind, kp, kd, limit
+
+
+def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, group: str = "policy") -> PolicyMetadata:
+    """The metadata of `actor`, trained on `task` in `env` (reading observation group `group`)."""
+    model = env.scene.model
+    terms = observation_terms(env, group)
+    action_terms: list[ActionTermInfo] = []
+    per_actuator: dict[str, list] = {k: [] for k in ("joints", "default", "scale", "offset", "kp", "kd", "limit", "type")}
+    for term in env.action_manager.terms:
+        facts = [_actuator_facts(model, int(i)) for i in term.ctrl_ids.tolist()]
+        offsets = [float(v) for v in term.offset.tolist()]
+        action_terms.append(ActionTermInfo(
+            name=term.name, dim=term.action_dim, actuators=tuple(term.names), joints=tuple(f[0] for f in facts),
+            scale=float(term.cfg.scale), offset=term.cfg.offset,
+            clip=None if term.cfg.clip is None else (float(term.cfg.clip[0]), float(term.cfg.clip[1])),
+        ))
+        for (joint, kind, kp, kd, limit), offset in zip(facts, offsets, strict=True):
+            column = env.scene.names("joint").index(joint)
+            per_actuator["joints"].append(joint)
+            per_actuator["default"].append(float(env.scene.default_joint_pos[column]))
+            per_actuator["scale"].append(float(term.cfg.scale))
+            per_actuator["offset"].append(offset)
+            per_actuator["kp"].append(kp)
+            per_actuator["kd"].append(kd)
+            per_actuator["limit"].append(limit)
+            per_actuator["type"].append(kind)
+    inputs, outputs = io_names(actor.architecture)
+    recurrent = None
+    if actor.rnn is not None:
+        recurrent = {"type": actor.architecture, "num_layers": actor.num_layers, "hidden_dim": actor.hidden_dim}
+    return PolicyMetadata(
+        task=task,
+        architecture=actor.architecture,
+        observation_group=group,
+        observation_dim=sum(t.width for t in terms),
+        observation_terms=terms,
+        action_dim=env.action_manager.action_dim,
+        action_terms=action_terms,
+        joint_names=per_actuator["joints"],
+        default_joint_pos=per_actuator["default"],
+        action_scale=per_actuator["scale"],
+        action_offset=per_actuator["offset"],
+        kp=per_actuator["kp"],
+        kd=per_actuator["kd"],
+        effort_limit=per_actuator["limit"],
+        actuator_types=per_actuator["type"],
+        control_frequency_hz=1.0 / env.step_dt,
+        physics_dt=float(env.physics_dt),
+        decimation=int(env.cfg.decimation),
+        recurrent=recurrent,
+        inputs=inputs,
+        outputs=outputs,
+        normalizer=actor.normalizer,
+        canter_version=canter.__version__,
+    )

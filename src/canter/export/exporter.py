@@ -1,0 +1,135 @@
+"""Export a trained policy: write the file, check it against the torch policy, quantize if asked.
+
+`export_policy(env, policy, task, ...)` is what `canter export RUN_DIR` runs after rebuilding the run's
+env and policy. It records observations by running the deterministic torch policy in the env, writes
+the fp32 file, checks it on random and recorded observations (PARITY_TOLERANCE), and for int8 writes
+the quantized file with the max action error against fp32 in its metadata. A JSON report lands next
+to the file (`<file>.json`).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from canter.core.errors import CanterError
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.export import parity
+from canter.export.describe import describe_policy
+from canter.export.metadata import PolicyMetadata
+from canter.export.module import ExportableActor
+from canter.export.onnx_export import save_onnx
+from canter.export.quantize import QUANTIZATION, annotate_onnx, quantize_actor, quantize_onnx
+from canter.export.runtime import PolicyRuntime
+from canter.export.torchscript import load_torchscript, save_torchscript
+from canter.rl.modules import ActorCritic
+
+Format = Literal["onnx", "torchscript"]
+SUFFIX = {"onnx": ".onnx", "torchscript": ".pt"}
+
+
+@dataclass(kw_only=True)
+class ExportReport:
+    """What an export wrote and measured. errors: {backend: {"random"|"recorded": max |Δa|}}."""
+
+    path: Path
+    metadata: PolicyMetadata
+    errors: dict[str, dict[str, float]] = field(default_factory=dict)
+    int8_max_action_error: float | None = None
+    max_abs_action: float = 0.0  # max |a| of the fp32 export on the recorded observations, for scale
+    recorded_steps: int = 0
+    recorded_envs: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": str(self.path), "task": self.metadata.task, "architecture": self.metadata.architecture,
+                "quantization": self.metadata.quantization, "max_action_error": self.errors,
+                "int8_max_action_error": self.int8_max_action_error, "max_abs_action": self.max_abs_action,
+                "recorded_steps": self.recorded_steps,
+                "recorded_envs": self.recorded_envs, "parity_tolerance": parity.PARITY_TOLERANCE}
+
+
+def exportable(policy: ActorCritic) -> tuple[ExportableActor, str]:
+    """(actor, observation group) of a policy whose actor reads exactly one observation group."""
+    if len(policy.actor_obs_groups) != 1:
+        raise CanterError(f"export: the actor reads {len(policy.actor_obs_groups)} observation groups "
+                          f"{policy.actor_obs_groups}; export supports one")
+    return ExportableActor(policy), policy.actor_obs_groups[0]
+
+
+def _check(name: str, error: float, reference: np.ndarray) -> None:
+    if not parity.within_tolerance(error, reference):
+        raise CanterError(f"export parity check failed: {name} differs from the torch policy by {error:.2e} "
+                          f"(tolerance {parity.PARITY_TOLERANCE:g} x max(1, |a|))")
+
+
+def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorCritic, group: str,
+                 recordings: dict[str, parity.Recording]) -> tuple[dict[str, float], float]:
+    """(max |Δa| between the written fp32 file and the torch policy per recording, max |a| on the
+    recorded observations); raises CanterError if an error is too large."""
+    errors, max_abs = {}, 0.0
+    for name, recording in recordings.items():
+        reference = parity.torch_actions(policy, recording, group)
+        if fmt == "onnx":
+            actions = parity.onnx_actions(PolicyRuntime(path), recording)
+        else:
+            module, _ = load_torchscript(path)
+            actions = parity.module_actions(module, len(actor.state_names), actor.num_layers, actor.hidden_dim, recording)
+        errors[name] = parity.max_error(actions, reference)
+        _check(f"{fmt} on {name} observations", errors[name], reference)
+        if name == "recorded":
+            max_abs = float(np.abs(reference).max())
+    return errors, max_abs
+
+
+def export_policy(env: ManagerBasedRLEnv, policy: ActorCritic, task: str, *, fmt: Format, out: str | Path,
+                  quantize: Literal["int8"] | None = None, record_steps: int = 100, seed: int = 0) -> ExportReport:
+    """Writes `out` and its JSON report; see the module docstring. `env` must be the policy's env."""
+    if fmt not in SUFFIX:
+        raise CanterError(f"--format: {fmt!r} is not one of 'onnx', 'torchscript'")
+    policy.eval()
+    actor, group = exportable(policy)
+    metadata = describe_policy(env, actor, task, group)
+    if metadata.observation_dim != actor.obs_dim:
+        raise CanterError(f"export: group {group!r} has {metadata.observation_dim} columns, the actor reads {actor.obs_dim}")
+    recordings = {
+        "random": parity.random_recording(actor.obs_dim, 20, 8, seed),
+        "recorded": parity.record_observations(env, policy, record_steps, group),
+    }
+    out = Path(out)
+    report = ExportReport(path=out, metadata=metadata, recorded_steps=record_steps, recorded_envs=env.num_envs)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32_path = out if quantize is None else Path(tmp) / f"fp32{SUFFIX[fmt]}"
+        if fmt == "onnx":
+            save_onnx(actor, metadata, fp32_path)
+        else:
+            save_torchscript(actor, metadata, fp32_path)
+        report.errors["fp32"], report.max_abs_action = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
+        if quantize == "int8":
+            report.int8_max_action_error = _write_int8(fmt, fp32_path, out, actor, metadata, recordings["recorded"])
+            report.errors["int8"] = {"recorded": report.int8_max_action_error}
+    out.with_name(out.name + ".json").write_text(json.dumps(report.to_dict(), indent=2))
+    return report
+
+
+def _write_int8(fmt: Format, fp32_path: Path, out: Path, actor: ExportableActor, metadata: PolicyMetadata,
+                recording: parity.Recording) -> float:
+    """Writes the int8 file at `out`; returns max |a_int8 - a_fp32| on the recorded observations."""
+    if fmt == "onnx":
+        quantize_onnx(fp32_path, out, metadata)
+        error = parity.max_error(parity.onnx_actions(PolicyRuntime(out), recording),
+                                 parity.onnx_actions(PolicyRuntime(fp32_path), recording))
+        metadata.int8_max_action_error = error
+        annotate_onnx(out, metadata)
+        return error
+    quantized = quantize_actor(actor)
+    states = (len(actor.state_names), actor.num_layers, actor.hidden_dim)
+    error = parity.max_error(parity.module_actions(quantized, *states, recording),
+                             parity.module_actions(actor, *states, recording))
+    metadata.quantization, metadata.int8_max_action_error = QUANTIZATION, error
+    save_torchscript(actor, metadata, out, module=quantized)
+    return error

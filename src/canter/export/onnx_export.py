@@ -1,0 +1,150 @@
+"""ONNX export: the graph of an ExportableActor written node by node, with the metadata attached.
+
+The graph is built directly with `onnx.helper` rather than traced: it is small (MatMul/Add per layer,
+one GRU/LSTM node per recurrent layer), has a dynamic batch axis on every input and output, does not
+depend on torch's exporters (whose TorchScript path is deprecated), and writes in milliseconds.
+MatMul + Add instead of Gemm lets onnxruntime's dynamic int8 quantization pick the layers up.
+
+Inputs: obs (batch, obs_dim) [, h_in (L, batch, H) [, c_in (L, batch, H)]];
+outputs: actions (batch, num_actions) [, h_out [, c_out]], all float32.
+
+Gate orders: PyTorch stores GRU gates as (r, z, n) and ONNX as (z, r, h); PyTorch's GRU applies the
+reset gate after the recurrent matmul (ONNX linear_before_reset=1). LSTM: PyTorch (i, f, g, o),
+ONNX (i, o, f, c).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from canter.export.metadata import PolicyMetadata
+from canter.export.module import ExportableActor
+
+OPSET = 17
+IR_VERSION = 8  # read by every onnxruntime release since 1.10
+_GATE_ORDER = {"gru": (1, 0, 2), "lstm": (0, 3, 1, 2)}  # ONNX gate k takes PyTorch gate _GATE_ORDER[k]
+
+
+def io_names(architecture: str) -> tuple[list[str], list[str]]:
+    """(inputs, outputs) of the graph of an architecture."""
+    states = {"mlp": [], "gru": ["h"], "lstm": ["h", "c"]}[architecture]
+    return ["obs"] + [f"{s}_in" for s in states], ["actions"] + [f"{s}_out" for s in states]
+
+
+class _Graph:
+    """Collects nodes and initializers under unique names."""
+
+    def __init__(self) -> None:
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+
+    def const(self, name: str, value: np.ndarray) -> str:
+        self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], name: str, outputs: int = 1, **attrs) -> list[str]:
+        names = [name] if outputs == 1 else [f"{name}_{k}" for k in range(outputs)]
+        self.nodes.append(helper.make_node(op, inputs, names, name=name, **attrs))
+        return names
+
+
+def _f32(tensor: torch.Tensor) -> np.ndarray:
+    return tensor.detach().cpu().float().numpy()
+
+
+def _reorder_gates(weight: np.ndarray, architecture: str) -> np.ndarray:
+    """(G·H, ...) PyTorch gate blocks -> ONNX gate order."""
+    blocks = np.split(weight, len(_GATE_ORDER[architecture]), axis=0)
+    return np.concatenate([blocks[k] for k in _GATE_ORDER[architecture]], axis=0)
+
+
+def _recurrent_layers(graph: _Graph, actor: ExportableActor, x: str, inputs: list[str]) -> tuple[str, list[str]]:
+    """One ONNX GRU/LSTM node per layer; returns (features (batch, H), final states (L, batch, H))."""
+    rnn, arch = actor.rnn, actor.architecture
+    assert rnn is not None
+    seq = graph.node("Unsqueeze", [x, graph.const("axis0", np.array([0], dtype=np.int64))], "seq_in")[0]
+    finals: list[list[str]] = [[] for _ in actor.state_names]
+    for layer in range(actor.num_layers):
+        w = _reorder_gates(_f32(getattr(rnn, f"weight_ih_l{layer}")), arch)[None]
+        r = _reorder_gates(_f32(getattr(rnn, f"weight_hh_l{layer}")), arch)[None]
+        b = np.concatenate([_reorder_gates(_f32(getattr(rnn, f"bias_ih_l{layer}")), arch),
+                            _reorder_gates(_f32(getattr(rnn, f"bias_hh_l{layer}")), arch)])[None]
+        starts = graph.const(f"l{layer}_start", np.array([layer], dtype=np.int64))
+        ends = graph.const(f"l{layer}_end", np.array([layer + 1], dtype=np.int64))
+        states = [graph.node("Slice", [name, starts, ends, "axis0"], f"{s}_in_l{layer}")[0]
+                  for s, name in zip(actor.state_names, inputs[1:], strict=True)]
+        weights = [graph.const(f"{arch}{layer}_{k}", v) for k, v in (("W", w), ("R", r), ("B", b))]
+        attrs = {"hidden_size": actor.hidden_dim}
+        if arch == "gru":
+            attrs["linear_before_reset"] = 1
+        outputs = graph.node(arch.upper(), [seq, *weights, "", *states], f"{arch}{layer}",
+                             outputs=1 + len(states), **attrs)
+        seq = graph.node("Squeeze", [outputs[0], graph.const(f"axis1_l{layer}", np.array([1], dtype=np.int64))],
+                         f"seq_l{layer}")[0]
+        for k, final in enumerate(outputs[1:]):
+            finals[k].append(final)
+    features = graph.node("Squeeze", [seq, "axis0"], "features")[0]
+    state_outputs = [graph.node("Concat", names, f"{s}_out", axis=0)[0]
+                     for s, names in zip(actor.state_names, finals, strict=True)]
+    return features, state_outputs
+
+
+def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelProto:
+    """The ONNX model of `actor` with `metadata` in its metadata_props (checked with onnx.checker)."""
+    graph = _Graph()
+    inputs, outputs = io_names(actor.architecture)
+    x = inputs[0]
+    if actor.obs_clip is not None or not torch.all(actor.obs_scale == 1) or torch.any(actor.obs_shift != 0):
+        x = graph.node("Mul", [x, graph.const("obs_scale", _f32(actor.obs_scale))], "obs_scaled")[0]
+        x = graph.node("Add", [x, graph.const("obs_shift", _f32(actor.obs_shift))], "obs_shifted")[0]
+    if actor.obs_clip is not None:
+        bounds = [graph.const(n, np.array(v, dtype=np.float32)) for n, v in (("clip_lo", -actor.obs_clip), ("clip_hi", actor.obs_clip))]
+        x = graph.node("Clip", [x, *bounds], "obs_normalized")[0]
+    if actor.rnn is not None:  # the state outputs (h_out, c_out) are the Concat nodes of the layers
+        x, _ = _recurrent_layers(graph, actor, x, inputs)
+    for index, layer in enumerate(actor.layers):
+        assert isinstance(layer, torch.nn.Linear)
+        last = index == len(actor.layers) - 1
+        w = graph.const(f"fc{index}_weight", _f32(layer.weight).T.copy())
+        x = graph.node("MatMul", [x, w], f"fc{index}_matmul")[0]
+        x = graph.node("Add", [x, graph.const(f"fc{index}_bias", _f32(layer.bias))], "actions" if last else f"fc{index}")[0]
+        if not last:
+            op = {"elu": "Elu", "relu": "Relu", "tanh": "Tanh"}[actor.activation]
+            x = graph.node(op, [x], f"fc{index}_{actor.activation}")[0]
+    value_infos_in = [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", actor.obs_dim])]
+    value_infos_in += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [actor.num_layers, "batch", actor.hidden_dim])
+                       for n in inputs[1:]]
+    value_infos_out = [helper.make_tensor_value_info("actions", TensorProto.FLOAT, ["batch", actor.num_actions])]
+    value_infos_out += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [actor.num_layers, "batch", actor.hidden_dim])
+                        for n in outputs[1:]]
+    model = helper.make_model(
+        helper.make_graph(graph.nodes, "canter_policy", value_infos_in, value_infos_out, graph.initializers),
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="canter",
+        producer_version=metadata.canter_version,
+    )
+    model.ir_version = IR_VERSION
+    set_metadata(model, metadata)
+    onnx.checker.check_model(model)
+    return model
+
+
+def set_metadata(model: onnx.ModelProto, metadata: PolicyMetadata) -> None:
+    """Replaces the model's metadata_props with `metadata`'s pairs."""
+    del model.metadata_props[:]
+    for key, value in metadata.to_props().items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+
+
+def save_onnx(actor: ExportableActor, metadata: PolicyMetadata, path: str | Path) -> Path:
+    """Writes the ONNX file (parent folders created) and returns its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(build_onnx(actor, metadata), str(path))
+    return path

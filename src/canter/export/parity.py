@@ -1,0 +1,105 @@
+"""Parity checks: an exported file must give the trained torch policy's actions.
+
+A `Recording` is a sequence of policy observations (T, B, obs_dim) with episode starts (T, B); the
+recurrent state of an env is zeroed before each step that starts an episode, as in training. Every
+backend (the torch policy itself, the ONNX runtime, a TorchScript module) is stepped over the same
+recording, and the checks report max |Δaction| between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from canter.core.device import torch_threads
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.export.runtime import PolicyRuntime
+from canter.rl.modules import ActorCritic
+
+# max |Δa| accepted between an fp32 export and the torch policy, relative to max(1, max |a|)
+PARITY_TOLERANCE = 1e-5
+
+
+@dataclass(kw_only=True)
+class Recording:
+    """obs: (T, B, obs_dim) float32; starts: (T, B) bool, True where step t begins an episode."""
+
+    obs: np.ndarray
+    starts: np.ndarray
+
+
+def record_observations(env: ManagerBasedRLEnv, policy: ActorCritic, steps: int, group: str = "policy") -> Recording:
+    """Runs the deterministic torch policy in `env` for `steps` steps and keeps its inputs."""
+    obs, _ = env.reset()
+    start = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
+    policy.hidden_states(env.num_envs)  # recurrent: states sized for this batch (zeroed by the reset below)
+    policy.reset(start)
+    frames, starts = [], []
+    with torch.no_grad(), torch_threads(1):
+        for _ in range(steps):
+            frames.append(obs[group].float().cpu().numpy().copy())
+            starts.append(start.cpu().numpy().copy())
+            obs, _, terminated, truncated, _ = env.step(policy.act_inference(obs))
+            start = terminated | truncated
+            policy.reset(start)
+    return Recording(obs=np.stack(frames), starts=np.stack(starts))
+
+
+def random_recording(obs_dim: int, steps: int, batch: int, seed: int, scale: float = 3.0) -> Recording:
+    """Gaussian observations N(0, scale²) from an explicit numpy generator, one episode per env."""
+    rng = np.random.default_rng(seed)
+    obs = (scale * rng.standard_normal((steps, batch, obs_dim))).astype(np.float32)
+    starts = np.zeros((steps, batch), dtype=bool)
+    starts[0] = True
+    return Recording(obs=obs, starts=starts)
+
+
+def torch_actions(policy: ActorCritic, recording: Recording, group: str = "policy") -> np.ndarray:
+    """(T, B, A) actions of the torch policy itself (act_inference) over the recording."""
+    policy.eval()
+    device = next(policy.parameters()).device
+    policy.hidden_states(recording.obs.shape[1])  # recurrent: states sized for this batch (zeroed at t = 0)
+    out = []
+    with torch.no_grad(), torch_threads(1):
+        for obs, starts in zip(recording.obs, recording.starts, strict=True):
+            policy.reset(torch.as_tensor(starts, device=device))
+            out.append(policy.act_inference({group: torch.as_tensor(obs, device=device)}).float().cpu().numpy())
+    return np.stack(out)
+
+
+def onnx_actions(runtime: PolicyRuntime, recording: Recording) -> np.ndarray:
+    """(T, B, A) actions of an ONNX policy through the runtime over the recording."""
+    runtime.reset(recording.obs.shape[1])
+    out = []
+    for obs, starts in zip(recording.obs, recording.starts, strict=True):
+        runtime.reset_where(starts)
+        out.append(runtime.act(obs).copy())
+    return np.stack(out)
+
+
+def module_actions(module: Callable[..., tuple[torch.Tensor, ...]], state_count: int, num_layers: int,
+                   hidden_dim: int, recording: Recording) -> np.ndarray:
+    """(T, B, A) actions of a torch/TorchScript actor forward(obs, *states) over the recording."""
+    batch = recording.obs.shape[1]
+    states = [torch.zeros(num_layers, batch, hidden_dim) for _ in range(state_count)]
+    out = []
+    with torch.no_grad(), torch_threads(1):
+        for obs, starts in zip(recording.obs, recording.starts, strict=True):
+            keep = torch.from_numpy(~starts).float()[None, :, None]
+            outputs = module(torch.from_numpy(obs), *(s * keep for s in states))
+            states = list(outputs[1:])
+            out.append(outputs[0].float().numpy())
+    return np.stack(out)
+
+
+def max_error(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a - b| (0 for empty arrays)."""
+    return float(np.abs(a - b).max()) if a.size else 0.0
+
+
+def within_tolerance(error: float, reference: np.ndarray) -> bool:
+    """error ≤ PARITY_TOLERANCE · max(1, max |reference|)."""
+    return error <= PARITY_TOLERANCE * max(1.0, float(np.abs(reference).max()))

@@ -1,0 +1,181 @@
+"""A fixed-rate real-time control loop with one MuJoCo simulation standing in for the robot.
+
+Every tick (period 1/rate of wall time): read the raw sensor terms of the policy's observation group
+from the simulated robot, run the exported policy through the torch-free runtime (which applies the
+clip/scale/history of the metadata and keeps the recurrent state and last action), write the actions
+(the env maps them to actuator commands and advances the physics by one period, 1/rate of simulated
+time), then sleep until the next tick. The simulation thus keeps pace with the wall clock, as a robot
+would. Timing is measured with time.perf_counter:
+
+- inference latency: the runtime call alone (observation mapping + onnxruntime);
+- work: read + infer + write (the write includes the physics of the period);
+- period jitter: |actual tick-to-tick interval - period|;
+- deadline miss: a tick whose work ended after the next tick was due. A tick that falls more than
+  one period behind is skipped (the schedule re-anchors), as a hardware timer would drop it.
+
+Also checked every tick that does not end an episode: the runtime's own actuator commands (metadata
+offset + scale·action) against the commands the env wrote into the simulator (`ctrl_max_abs_diff`).
+
+On a machine that runs other processes, the inference of a tick is slower than back-to-back calls
+(`canter bench latency`): between ticks other processes evict the policy's weights and code from
+the caches (measured on the shared 2-core machine: 15 µs back to back, 150-300 µs 5-20 ms apart).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from canter.core.device import torch_threads
+from canter.core.errors import CanterError
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.export.describe import observation_terms
+from canter.export.runtime import PolicyRuntime
+from canter.tasks import REGISTRY
+
+
+@dataclass(kw_only=True)
+class RealtimeCfg:
+    """rate_hz: loop rate (None: the policy's control frequency). duration_s: wall time to run.
+    spin_us: the last microseconds before a tick are busy-waited instead of slept (punctual wake-ups
+    for a few % of one core). seed: of the stand-in env (initial state, commands)."""
+
+    rate_hz: float | None = None
+    duration_s: float = 10.0
+    spin_us: float = 200.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.rate_hz is not None and not self.rate_hz > 0:
+            raise CanterError(f"--rate: must be > 0 Hz, got {self.rate_hz}")
+        if not self.duration_s > 0:
+            raise CanterError(f"--duration: must be > 0 s, got {self.duration_s}")
+        if self.spin_us < 0:
+            raise CanterError(f"--spin-us: must be >= 0, got {self.spin_us}")
+
+
+def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int) -> ManagerBasedRLEnv:
+    """One env of `task` on the cpu, stepping 1/rate_hz of physics per control step; its policy
+    observation group must have the policy's layout."""
+    md = runtime.metadata
+    decimation = round(1.0 / (rate_hz * md.physics_dt))
+    if decimation < 1 or not math.isclose(decimation * md.physics_dt * rate_hz, 1.0, rel_tol=1e-6):
+        raise CanterError(f"--rate {rate_hz:g} Hz is not a whole number of physics steps of {md.physics_dt:g} s")
+    cfg = REGISTRY.get(task).env_cfg()
+    cfg.num_envs, cfg.device, cfg.seed, cfg.decimation = 1, "cpu", seed, decimation
+    cfg.sim.num_threads = 1
+    env = ManagerBasedRLEnv(cfg)
+    if not math.isclose(env.physics_dt, md.physics_dt, rel_tol=1e-9):
+        raise CanterError(f"task {task!r} steps physics at {env.physics_dt:g} s, the policy was trained at {md.physics_dt:g} s")
+    have = [(t.name, t.width) for t in observation_terms(env, md.observation_group)]
+    want = [(t.name, t.width) for t in md.observation_terms]
+    if have != want:
+        raise CanterError(f"task {task!r} observes {have}, the policy expects {want}")
+    if env.num_actions != md.action_dim:
+        raise CanterError(f"task {task!r} has {env.num_actions} actions, the policy {md.action_dim}")
+    return env
+
+
+def sensor_reader(env: ManagerBasedRLEnv, runtime: PolicyRuntime) -> Callable[[], dict[str, np.ndarray]]:
+    """A function returning the raw (noise-free, unscaled) values of the policy group's terms for
+    env 0, as the robot's sensors would give them; last-action terms are left to the runtime."""
+    terms = [t for t in env.observation_manager.groups[runtime.metadata.observation_group]
+             if not any(i.name == t.name and i.function.endswith(":last_action") for i in runtime.metadata.observation_terms)]
+
+    def read() -> dict[str, np.ndarray]:
+        return {t.name: t.func(env, **t.params)[0].numpy() for t in terms}
+
+    return read
+
+
+def _sleep_until(deadline: float, spin_s: float) -> None:
+    remaining = deadline - time.perf_counter()
+    if remaining > spin_s:
+        time.sleep(remaining - spin_s)
+    while time.perf_counter() < deadline:
+        pass
+
+
+def _percentiles_us(values: np.ndarray) -> dict[str, float]:
+    us = values * 1e6
+    return {"p50": float(np.percentile(us, 50)), "p99": float(np.percentile(us, 99)), "max": float(us.max()),
+            "mean": float(us.mean())}
+
+
+def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Runs the loop for cfg.duration_s and returns its timing and return statistics (times in µs)."""
+    rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
+    env = stand_in_env(runtime, task, rate, cfg.seed)
+    read = sensor_reader(env, runtime)
+    period, spin = 1.0 / rate, cfg.spin_us * 1e-6
+    ticks = max(1, round(cfg.duration_s * rate))
+    starts, infer, work = np.zeros(ticks), np.zeros(ticks), np.zeros(ticks)
+    misses = skipped = 0
+    ctrl_diff = 0.0
+    returns: list[float] = []
+    episode_return = 0.0
+    env.reset()
+    runtime.reset()
+    gc.collect()
+    gc.disable()  # a collection pause inside a tick would be a deadline miss of our making
+    try:
+        with torch_threads(1), torch.no_grad():
+            next_tick = time.perf_counter() + period
+            for k in range(ticks):
+                _sleep_until(next_tick, spin)
+                starts[k] = time.perf_counter()
+                terms = read()
+                t0 = time.perf_counter()
+                actions = runtime.act_raw(terms)
+                t1 = time.perf_counter()
+                _, reward, terminated, truncated, extras = env.step(torch.from_numpy(actions).unsqueeze(0))
+                end = time.perf_counter()
+                infer[k], work[k] = t1 - t0, end - starts[k]
+                episode_return += float(reward[0])
+                if bool(terminated[0] | truncated[0]):  # the env has reset the robot (and its ctrl)
+                    returns.append(float(extras["episode_return"][0]))
+                    episode_return = 0.0
+                    runtime.reset()
+                else:
+                    ctrl = env.sim.ctrl[0].numpy()
+                    ctrl_diff = max(ctrl_diff, float(np.abs(runtime.ctrl(actions) - ctrl).max()))
+                next_tick += period
+                if end > next_tick:
+                    misses += 1
+                    behind = math.floor((time.perf_counter() - next_tick) / period)
+                    if behind >= 1:
+                        skipped += behind
+                        next_tick += behind * period
+                if progress is not None and (k + 1) % max(1, round(10 * rate)) == 0:
+                    progress(k + 1, ticks)
+    finally:
+        gc.enable()
+    jitter = np.abs(np.diff(starts) - period) if ticks > 1 else np.zeros(1)
+    return {
+        "task": task,
+        "policy": str(runtime.path),
+        "architecture": runtime.metadata.architecture,
+        "quantization": runtime.metadata.quantization,
+        "rate_hz": rate,
+        "trained_rate_hz": runtime.metadata.control_frequency_hz,
+        "duration_s": float(starts[-1] - starts[0] + period),
+        "ticks": ticks,
+        "deadline_misses": misses,
+        "skipped_ticks": skipped,
+        "inference_us": _percentiles_us(infer),
+        "work_us": _percentiles_us(work),
+        "period_jitter_us": _percentiles_us(jitter),
+        "ctrl_max_abs_diff": ctrl_diff,
+        "episodes": len(returns),
+        "episode_returns": returns,
+        "mean_episode_return": float(np.mean(returns)) if returns else None,
+        "unfinished_episode_return": episode_return,
+        "spin_us": cfg.spin_us,
+    }

@@ -1,0 +1,180 @@
+"""The robot-side runtime: run an exported Canter ONNX policy with numpy and onnxruntime only.
+
+This module (and everything it imports) does not import torch, so it runs on onboard computers that
+have no PyTorch. It loads a policy file, checks that it is a Canter policy (its metadata), keeps the
+recurrent state and the last action between calls, and maps raw sensor terms to the policy input the
+way the training env did (per term: clip, then scale, then history), and actions to actuator commands:
+
+    runtime = PolicyRuntime("policy.onnx")
+    runtime.reset()                                   # at the start of an episode
+    actions = runtime.act_raw({"base_lin_vel": v, "joint_pos": q - q_default, ...})
+    ctrl = runtime.ctrl(actions)                      # e.g. joint position targets, rad
+
+Terms computed by `last_action` may be left out of the dict: the runtime fills them in from its own
+last output. Observation noise is a training-time corruption and is not applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import cast
+
+import numpy as np
+
+from canter.core.errors import CanterError
+from canter.export.metadata import PolicyMetadata
+
+ArrayLike = np.ndarray | list[float] | tuple[float, ...]
+
+
+def make_session(path: str | Path, threads: int = 1):
+    """An onnxruntime CPU session for `path` with `threads` intra-op threads, sequential execution."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as err:
+        detail = " ".join(str(err).split())[:160]
+        raise CanterError(f"{path} is not a readable ONNX model ({type(err).__name__}: {detail})") from err
+
+
+def load_metadata(path: str | Path) -> PolicyMetadata:
+    """The metadata of a Canter ONNX policy, without keeping a session."""
+    return PolicyRuntime(path).metadata
+
+
+class PolicyRuntime:
+    """One exported policy, run one observation (or one batch) at a time.
+
+    path: a `.onnx` file written by `canter export`. threads: onnxruntime intra-op threads (1 keeps
+    the latency steady on a robot computer that runs other loops).
+    """
+
+    def __init__(self, path: str | Path, *, threads: int = 1) -> None:
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise CanterError(f"no policy file at {self.path}")
+        self._session = make_session(self.path, threads)
+        props = dict(self._session.get_modelmeta().custom_metadata_map)
+        self.metadata = PolicyMetadata.from_props(props, str(self.path))
+        md = self.metadata
+        graph_inputs = [i.name for i in self._session.get_inputs()]
+        if graph_inputs != md.inputs or [o.name for o in self._session.get_outputs()] != md.outputs:
+            raise CanterError(f"{self.path}: graph inputs/outputs {graph_inputs} do not match its metadata {md.inputs}")
+        self.obs_dim = md.observation_dim
+        self.action_dim = md.action_dim
+        self._scale = np.array(md.action_scale, dtype=np.float32)
+        self._offset = np.array(md.action_offset, dtype=np.float32)
+        self._clips = [(t.dim, t.clip) for t in md.action_terms]
+        self._history: dict[str, np.ndarray] = {}
+        self._state: list[np.ndarray] = []
+        self.last_action = np.zeros(self.action_dim, dtype=np.float32)
+        self.reset()
+
+    # --- state -------------------------------------------------------------------------------------
+
+    def reset(self, batch_size: int = 1) -> None:
+        """Forgets the recurrent state, the last action and the observation history (new episode)."""
+        recurrent = self.metadata.recurrent
+        self._state = []
+        if recurrent is not None:
+            shape = (int(recurrent["num_layers"]), batch_size, int(recurrent["hidden_dim"]))
+            self._state = [np.zeros(shape, dtype=np.float32) for _ in self.metadata.state_inputs]
+        self.last_action = np.zeros(self.action_dim, dtype=np.float32)
+        self._history = {}
+
+    def reset_where(self, done: ArrayLike) -> None:
+        """Forgets the recurrent state of the batch rows where done (B,) is True (other rows keep it)."""
+        keep = ~np.asarray(done, dtype=bool).reshape(-1)
+        if self._state and keep.shape[0] == self._state[0].shape[1]:
+            self._state = [s * keep.astype(np.float32)[None, :, None] for s in self._state]
+        if keep.shape[0] == 1 and not keep[0]:
+            self.last_action = np.zeros(self.action_dim, dtype=np.float32)
+            self._history = {}
+
+    @property
+    def state(self) -> list[np.ndarray]:
+        """The recurrent state(s), each (num_layers, batch, hidden_dim); empty for an MLP."""
+        return self._state
+
+    # --- inference ---------------------------------------------------------------------------------
+
+    def act(self, obs: ArrayLike) -> np.ndarray:
+        """Actions for policy input `obs`: (obs_dim,) -> (action_dim,), or (B, obs_dim) -> (B, action_dim).
+
+        `obs` is the processed policy observation (as the training env's policy group). The
+        recurrent state advances; a batch of a new size starts from a zero state.
+        """
+        x = np.asarray(obs, dtype=np.float32)
+        single = x.ndim == 1
+        batch = x[None] if single else x
+        if batch.ndim != 2 or batch.shape[1] != self.obs_dim:
+            raise CanterError(f"observation has shape {tuple(x.shape)}; the policy expects ({self.obs_dim},) "
+                              f"or (batch, {self.obs_dim}) ({self._layout()})")
+        if self._state and self._state[0].shape[1] != batch.shape[0]:
+            self.reset(batch.shape[0])
+        feed = {"obs": np.ascontiguousarray(batch)}
+        feed.update(zip(self.metadata.state_inputs, self._state, strict=True))
+        outputs = cast(list[np.ndarray], self._session.run(None, feed))
+        self._state = list(outputs[1:])
+        actions = outputs[0][0] if single else outputs[0]
+        if single:
+            self.last_action = actions
+        return actions
+
+    def observation(self, terms: Mapping[str, ArrayLike]) -> np.ndarray:
+        """The policy input (obs_dim,) from raw term values {name: (dim,)}: clip, scale, history."""
+        parts = []
+        for term in self.metadata.observation_terms:
+            if term.name in terms:
+                value = np.asarray(terms[term.name], dtype=np.float32).reshape(-1)
+            elif term.function.endswith(":last_action"):
+                value = self.last_action
+            else:
+                raise CanterError(f"observation term {term.name!r} is missing ({self._layout()})")
+            if value.shape[0] != term.dim:
+                raise CanterError(f"observation term {term.name!r} has {value.shape[0]} values, the policy expects {term.dim}")
+            if term.clip is not None:
+                value = np.clip(value, term.clip[0], term.clip[1])
+            if term.scale is not None:
+                value = value * np.float32(term.scale)
+            if term.history_length > 0:
+                history = self._history.get(term.name)
+                if history is None:  # a new episode: every slot holds the first value
+                    history = np.repeat(value[None], term.history_length, axis=0)
+                else:
+                    history = np.concatenate((history[1:], value[None]), axis=0)
+                self._history[term.name] = history
+                value = history.reshape(-1)
+            parts.append(value)
+        return np.concatenate(parts).astype(np.float32, copy=False)
+
+    def act_raw(self, terms: Mapping[str, ArrayLike]) -> np.ndarray:
+        """Actions (action_dim,) from raw term values (see `observation`)."""
+        return self.act(self.observation(terms))
+
+    def ctrl(self, actions: ArrayLike) -> np.ndarray:
+        """Actuator commands from actions: offset + scale · clip(action), per action term.
+
+        For position actuators these are joint position targets (rad or m) for PD gains kp, kd
+        (metadata); for motors, forces or torques.
+        """
+        a = np.asarray(actions, dtype=np.float32)
+        if a.shape[-1] != self.action_dim:
+            raise CanterError(f"actions have {a.shape[-1]} values, the policy has {self.action_dim}")
+        start, parts = 0, []
+        for dim, clip in self._clips:
+            part = a[..., start : start + dim]
+            parts.append(part if clip is None else np.clip(part, clip[0], clip[1]))
+            start += dim
+        return self._offset + self._scale * np.concatenate(parts, axis=-1)
+
+    def _layout(self) -> str:
+        return "terms: " + ", ".join(f"{t.name}[{t.width}]" for t in self.metadata.observation_terms)
