@@ -25,7 +25,7 @@ GRAVITY = 9.81
 class BodyControllerCfg:
     """mu: friction coefficient of the pyramid (below the true one for margin). fz_min, fz_max:
     normal force bounds of a stance foot, N. wrench_weight: diagonal of W (force N⁻², torque
-    (N·m)⁻²). force_reg: α. qp_iterations: the solver's fixed ADMM budget (warm-started from the
+    (N·m)⁻²). force_reg: α. qp_iterations: the solver's fixed interior-point iteration budget (warm-started from the
     previous tick). solver: "qp" solves the QP; "static" skips it and splits the desired force evenly
     over the stance feet (no torque control, no friction limits): a cheap baseline for measuring what
     the QP costs."""
