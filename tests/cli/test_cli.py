@@ -55,6 +55,7 @@ def test_bench_env_json_has_the_documented_keys(capsys):
         assert key in result
     assert result["num_envs"] == 16 and result["decimation"] == 2
     assert result["ratio"] == pytest.approx(result["env_steps_per_s"] / result["raw_rollout_steps_per_s"])
+    assert 0.0 < result["env_physics_share"] < 1.0  # the physics is part of the env step, not all of it
 
 
 @pytest.mark.parametrize(

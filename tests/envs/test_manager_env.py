@@ -132,3 +132,67 @@ def test_ant_task_runs_on_another_ant_mjcf(tmp_path):
     assert len(touch) == 4
     obs, _ = env.reset()
     assert obs["policy"].shape == (4, 41)
+
+
+def _cartpole_with_startup_mass(seed: int) -> ManagerBasedRLEnv:
+    from canter import mdp
+    from canter.managers.event import EventTermCfg
+    from canter.scene.entity import bodies
+
+    cfg = REGISTRY.get("cartpole").env_cfg()
+    cfg.num_envs, cfg.seed = 8, seed
+    cfg.events["pole_mass"] = EventTermCfg(
+        func=mdp.randomize_added_mass, mode="startup", params={"bodies": bodies("pole"), "mass_range": (0.1, 0.5)}
+    )
+    return ManagerBasedRLEnv(cfg)
+
+
+def test_startup_randomization_is_logged_once_and_again_after_a_resume():
+    from canter.mdp.randomization import randomization_summary
+
+    env = _cartpole_with_startup_mass(seed=1)
+    drawn = env.randomization_state["added_mass"].clone()
+    assert drawn.shape == (8, 1) and bool(((drawn >= 0.1) & (drawn <= 0.5)).all())
+    summary = randomization_summary("added_mass", drawn)
+    _, extras = env.reset()
+    assert extras["log"]["Randomization/added_mass/mean"] == summary["Randomization/added_mass/mean"]
+    keys = list(summary)
+    first = env.step(torch.zeros(8, 1))[4]["log"]
+    assert all(torch.equal(first[key], summary[key]) for key in keys)  # the step the runner sees
+    assert not any(key in env.step(torch.zeros(8, 1))[4]["log"] for key in keys)  # once only
+    # the state travels with the env's checkpoint; a resumed env logs the restored draws once
+    saved = env.state_dict()
+    resumed = _cartpole_with_startup_mass(seed=2)  # its own startup draws differ ...
+    assert not torch.equal(resumed.randomization_state["added_mass"], drawn)
+    resumed.load_state_dict(saved)  # ... and are replaced by the checkpoint's
+    assert torch.equal(resumed.randomization_state["added_mass"], drawn)
+    log = resumed.step(torch.zeros(8, 1))[4]["log"]
+    assert all(torch.equal(log[key], summary[key]) for key in keys)
+    assert not any(key in resumed.step(torch.zeros(8, 1))[4]["log"] for key in keys)
+
+
+def test_domain_randomized_env_resumes_its_randomization_logs_bitwise():
+    """dog-flat-dr, episodes staggered so that only some envs reset at a time: after
+    load_state_dict the logged randomization statistics (over all envs, drawn or restored rows)
+    and everything else match an env that never stopped."""
+    env = _env("dog-flat-dr", 8, episode_s=0.2)  # 10-step episodes
+    env.reset()
+    env.episode_length_buf.copy_(torch.arange(8))  # each env at another point of its episode
+    _rollout(env, 3, seed=1)
+    saved = env.state_dict()
+    resumed = _env("dog-flat-dr", 8, episode_s=0.2)
+    resumed.load_state_dict(saved)
+    generator = torch.Generator().manual_seed(2)
+    partial_resets = 0
+    for _ in range(12):
+        actions = _random_actions(env, generator)
+        a, b = env.step(actions), resumed.step(actions)
+        assert all(torch.equal(x, y) for x, y in zip(a[1:4], b[1:4], strict=True))
+        assert a[4]["log"].keys() == b[4]["log"].keys()
+        for key, value in a[4]["log"].items():
+            assert torch.equal(torch.as_tensor(value), torch.as_tensor(b[4]["log"][key])), key
+        ended = int((a[2] | a[3]).sum())
+        partial_resets += 0 < ended < 8 and "Randomization/friction/mean" in a[4]["log"]
+    assert partial_resets > 0
+    for name, values in env.randomization_state.items():
+        assert torch.equal(resumed.randomization_state[name], values), name

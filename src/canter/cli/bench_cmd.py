@@ -81,6 +81,8 @@ def _env(argv: list[str]) -> int:
         f"{result['ratio_max']:.3f}",
     )
     Console().print(table)
+    if result["env_physics_share"] is not None:
+        print(f"env physics share (time in sim.step / env step time): {result['env_physics_share']:.3f}")
     print(f"model: {result['model_path']}  cpu: {result['cpu']}  commit: {result['commit']}")
     return 0
 

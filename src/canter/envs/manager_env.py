@@ -28,6 +28,7 @@ from canter.managers.event import EventManager
 from canter.managers.observation import ObservationManager
 from canter.managers.reward import RewardManager
 from canter.managers.termination import TerminationManager
+from canter.mdp.randomization import randomization_summary
 from canter.scene.scene import Scene
 from canter.sim.backend import make_simulator
 from canter.sim.model import keyframe_index, load_model
@@ -62,6 +63,8 @@ class ManagerBasedRLEnv:
         self.common_step_counter = 0
         self.episode_return = torch.zeros(self.num_envs, device=self.device)
         self.extras: dict[str, Any] = {"log": {}}
+        # what randomization terms drew, per name: (num_envs, ...) rows (see mdp.randomization)
+        self.randomization_state: dict[str, torch.Tensor] = {}
 
         # order matters: commands and actions exist before the terms that read them are built
         self.command_manager = CommandManager(cfg.commands, self, console)
@@ -75,6 +78,11 @@ class ManagerBasedRLEnv:
         self.curriculum_manager = CurriculumManager(cfg.curriculum, self, console)
         self.num_actions = self.action_manager.action_dim
         self.event_manager.apply_startup()
+        # startup draws are logged once, in the extras of reset() and of the next step (the runner
+        # reads the steps'), and again after load_state_dict
+        self._startup_randomization = list(self.randomization_state)
+        self._startup_log: dict[str, torch.Tensor] = dict(self.extras["log"])
+        self._pending_log = dict(self._startup_log)
         self.obs_buf: dict[str, torch.Tensor] = {}
 
     # --- VecEnv -----------------------------------------------------------------------------
@@ -85,7 +93,7 @@ class ManagerBasedRLEnv:
     def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         """Reset every env and return the first observations."""
         all_ids = torch.arange(self.num_envs, device=self.device)
-        self.extras = {"log": {}}
+        self.extras = {"log": dict(self._startup_log)}
         self._reset_idx(all_ids)
         self.obs_buf = self.observation_manager.compute()
         return self.obs_buf, self.extras
@@ -116,7 +124,8 @@ class ManagerBasedRLEnv:
             self.episode_return += reward
 
             done = terminated | truncated
-            self.extras = {"log": {}}
+            self.extras = {"log": self._pending_log}
+            self._pending_log = {}
             self.extras["episode_return"] = self.episode_return.clone()
             self.extras["episode_length"] = self.episode_length_buf.float()
             reset_ids = done.nonzero().squeeze(1)
@@ -177,6 +186,7 @@ class ManagerBasedRLEnv:
             "command": self.command_manager.state_dict(),
             "event": self.event_manager.state_dict(),
             "curriculum": self.curriculum_manager.state_dict(),
+            "randomization": {k: v.clone() for k, v in self.randomization_state.items()},
         }
         if self.terrain is not None:
             state["terrain"] = self.terrain.state_dict()
@@ -197,6 +207,13 @@ class ManagerBasedRLEnv:
         self.curriculum_manager.load_state_dict(state["curriculum"])
         if self.terrain is not None and "terrain" in state:
             self.terrain.load_state_dict(state["terrain"])
+        if "randomization" in state:  # checkpoints written before it was saved have none
+            self.randomization_state = {k: v.clone().to(self.device) for k, v in state["randomization"].items()}
+            self._startup_log = {}
+            for name in self._startup_randomization:
+                if name in self.randomization_state:
+                    self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
+        self._pending_log = dict(self._startup_log)
         self.scene.invalidate()
 
     def close(self) -> None:

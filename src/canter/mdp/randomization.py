@@ -12,11 +12,11 @@ Logging: every term keeps the values it drew in `env.randomization_state[name]`,
 tensor whose rows hold the neutral value (nominal friction, zero added mass or offset, scale 1,
 delay 0) until an env is first drawn, and writes `randomization_summary(name, ...)` (mean, min,
 max, std over every env) into `env.extras["log"]`, which the runner averages into TensorBoard scalars
-`Randomization/<name>/...`. Reset-mode terms log at every step in which some env reset; a startup
-term's summary is written at construction only (before `env.reset()` replaces the extras), so read
-its distribution from `env.randomization_state`. `name` (a parameter of every term) is the key; give
-two terms of the same kind different names. The state is not part of env checkpoints: after
-resuming, rows show the neutral value until their env is drawn again (the physics is restored).
+`Randomization/<name>/...`. Reset-mode terms log at every step in which some env reset; startup
+terms log once, in the extras of `env.reset()` and of the first step (so at the first training
+iteration) and again after a resume. `name` (a parameter of every term) is the key; give two terms
+of the same kind different names. The state is part of env checkpoints (`env.state_dict()`), so a
+resumed run logs what an uninterrupted one would.
 
 Sensor noise is not here: it is the observation manager's per-term `noise` (see managers.observation).
 """

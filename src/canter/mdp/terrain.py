@@ -46,9 +46,10 @@ def reset_root_state_from_terrain(
         origin_xy = torch.zeros(n, 2, dtype=dtype, device=device)
     else:
         origin_xy = env.terrain.env_origins[env_ids, :2].to(dtype)
-    xy = origin_xy + uniform(*position_range, (n, 2), env.generator, device, dtype)
-    yaw = uniform(*yaw_range, (n,), env.generator, device, dtype)
-    velocity = uniform(*velocity_range, (n, 6), env.generator, device, dtype)
+    # drawn in float32 and then cast, like every event: the same draws on both backends
+    xy = origin_xy + uniform(*position_range, (n, 2), env.generator, device).to(dtype)
+    yaw = uniform(*yaw_range, (n,), env.generator, device).to(dtype)
+    velocity = uniform(*velocity_range, (n, 6), env.generator, device).to(dtype)
     z = _ground_height(env, xy) + default[2] + height_offset
     env.sim.qpos[env_ids, 0:2] = xy
     env.sim.qpos[env_ids, 2] = z
