@@ -53,7 +53,7 @@ def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, t
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result == json.loads(result_file.read_text())
-    assert result["task"] == "cartpole" and result["rate_hz"] == pytest.approx(60.0) and result["ticks"] == 15
+    assert result["task"] == "cartpole" and result["rate_hz"] == pytest.approx(60.0) and result["scheduled_ticks"] == 15
 
 
 def test_bad_arguments_raise_canter_errors(run_dir, tmp_path):
