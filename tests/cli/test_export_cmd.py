@@ -24,6 +24,13 @@ def run_dir(tmp_path_factory):
     return path
 
 
+@pytest.fixture(scope="module")
+def exported(run_dir):
+    """The run's fp32 ONNX export, written by `canter export`."""
+    assert main(["export", str(run_dir), "--record-steps", "10", "--record-envs", "2"]) == 0
+    return run_dir / "exported" / "policy.onnx"
+
+
 def _plain_onnx(path):
     graph = helper.make_graph([helper.make_node("Identity", ["obs"], ["actions"])], "g",
                               [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [1, 4])],
@@ -34,14 +41,13 @@ def _plain_onnx(path):
     return path
 
 
-def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, tmp_path, capsys):
-    assert main(["export", str(run_dir), "--record-steps", "10", "--record-envs", "2"]) == 0
+def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, exported, tmp_path, capsys):
     assert main(["export", str(run_dir), "--quantize", "int8", "--record-steps", "10", "--record-envs", "2"]) == 0
     pt = tmp_path / "cartpole.pt"
     assert main(["export", str(run_dir), "--format", "torchscript", "--out", str(pt), "--record-steps", "5"]) == 0
     out = capsys.readouterr().out
     assert "fp32: max |Δaction| vs torch policy" in out and "int8: max |Δaction| vs fp32 export" in out
-    fp32 = PolicyRuntime(run_dir / "exported" / "policy.onnx").metadata
+    fp32 = PolicyRuntime(exported).metadata
     int8 = PolicyRuntime(run_dir / "exported" / "policy.int8.onnx").metadata
     assert fp32.task == "cartpole" and fp32.joint_names == ["slider"] and fp32.control_frequency_hz == pytest.approx(60.0)
     assert int8.quantization == "int8-dynamic" and int8.int8_max_action_error is not None
@@ -49,15 +55,15 @@ def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, t
     report = json.loads((run_dir / "exported" / "policy.onnx.json").read_text())
     assert report["max_action_error"]["fp32"]["recorded"] < 1e-5 and report["recorded_envs"] == 2
     result_file = tmp_path / "deploy.json"
-    argv = ["deploy", "run", str(run_dir / "exported" / "policy.onnx"), "--duration", "0.25", "--json", "--out", str(result_file)]
+    argv = ["deploy", "run", str(exported), "--duration", "0.25", "--json", "--out", str(result_file)]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result == json.loads(result_file.read_text())
-    assert result["task"] == "cartpole" and result["rate_hz"] == pytest.approx(60.0) and result["ticks"] == 15
+    assert result["task"] == "cartpole" and result["rate_hz"] == pytest.approx(60.0) and result["scheduled_ticks"] == 15
 
 
-def test_bad_arguments_raise_canter_errors(run_dir, tmp_path):
-    policy = run_dir / "exported" / "policy.onnx"
+def test_bad_arguments_raise_canter_errors(run_dir, exported, tmp_path):
+    policy = exported
     cases = [
         (["export", str(tmp_path / "nope")], "no run directory at"),
         (["export", str(tmp_path)], "is not a Canter run directory"),
@@ -68,12 +74,9 @@ def test_bad_arguments_raise_canter_errors(run_dir, tmp_path):
         (["deploy", "run", str(policy), "--rate", "7"], "--rate 7 Hz is not a whole number of physics steps"),
         (["deploy", "run", str(policy), "--task", "dog-flat"], "task 'dog-flat' steps physics at"),
     ]
-    if policy.is_file():
-        for argv, message in cases:
-            with pytest.raises(CanterError, match=message):
-                main(argv)
-    else:  # run alone: the export test has not written the policy
-        pytest.skip("needs the exported policy of test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them")
+    for argv, message in cases:
+        with pytest.raises(CanterError, match=message):
+            main(argv)
 
 
 @pytest.mark.parametrize(("name", "message"), [("missing.onnx", "no policy file at"), ("plain.onnx", "is not a Canter policy")])

@@ -195,7 +195,8 @@ def plot_latency(result: dict[str, Any], path: Path) -> None:
         ax.set_xlabel("latency per observation, µs (1 thread, batch 1)")
         ax.set_title(f"{result['task']} {policy}")
         ax.axvline(100.0, color="gray", linestyle="--", linewidth=0.8)
-        ax.legend(loc="lower right")
+    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper right", ncol=2, frameon=False)
     machine = result["machine"]
     fig.suptitle(f"{machine['cpu']}, commit {machine['commit']}", fontsize=8)
     fig.tight_layout()

@@ -110,6 +110,6 @@ def _print_result(result: dict) -> None:
         table.add_row(label, *(f"{result[key][q]:,.1f}" for q in ("p50", "p99", "max")))
     Console().print(table)
     mean = result["mean_episode_return"]
-    print(f"deadline misses: {result['deadline_misses']} of {result['ticks']} (skipped ticks {result['skipped_ticks']}); "
+    print(f"deadline misses: {result['deadline_misses']} of {result['ticks']} ticks (skipped ticks {result['skipped_ticks']}); "
           f"episodes: {result['episodes']}, mean return {'-' if mean is None else f'{mean:.3f}'}, "
           f"unfinished episode {result['unfinished_episode_return']:.3f}; ctrl check {result['ctrl_max_abs_diff']:.1e}")

@@ -10,8 +10,9 @@ would. Timing is measured with time.perf_counter:
 - inference latency: the runtime call alone (observation mapping + onnxruntime);
 - work: read + infer + write (the write includes the physics of the period);
 - period jitter: |actual tick-to-tick interval - period|;
-- deadline miss: a tick whose work ended after the next tick was due. A tick that falls more than
-  one period behind is skipped (the schedule re-anchors), as a hardware timer would drop it.
+- deadline miss: a tick whose work ended after the next tick was due. Ticks whose whole period
+  passed meanwhile are skipped (the schedule moves on), as a hardware timer would drop them, so the
+  loop ends after `duration` seconds of wall time.
 
 Also checked every tick that does not end an episode: the runtime's own actuator commands (metadata
 offset + scale·action) against the commands the env wrote into the simulator (`ctrl_max_abs_diff`).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -109,18 +111,36 @@ def _percentiles_us(values: np.ndarray) -> dict[str, float]:
             "mean": float(us.mean())}
 
 
+class _Episodes:
+    """Returns of the episodes the loop saw, and the check of the runtime's actuator commands."""
+
+    def __init__(self) -> None:
+        self.returns: list[float] = []
+        self.current = 0.0
+        self.ctrl_diff = 0.0
+
+    def record(self, env: ManagerBasedRLEnv, runtime: PolicyRuntime, actions: np.ndarray, step: tuple) -> None:
+        _, reward, terminated, truncated, extras = step
+        self.current += float(reward[0])
+        if bool(terminated[0] | truncated[0]):  # the env has reset the robot (and its ctrl)
+            self.returns.append(float(extras["episode_return"][0]))
+            self.current = 0.0
+            runtime.reset()
+        else:
+            self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - env.sim.ctrl[0].numpy()).max()))
+
+
 def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Runs the loop for cfg.duration_s and returns its timing and return statistics (times in µs)."""
+    """Runs the loop for cfg.duration_s of wall time (round(duration · rate) scheduled ticks, minus
+    the skipped ones) and returns its timing and return statistics (times in µs)."""
     rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
     env = stand_in_env(runtime, task, rate, cfg.seed)
     read = sensor_reader(env, runtime)
     period, spin = 1.0 / rate, cfg.spin_us * 1e-6
-    ticks = max(1, round(cfg.duration_s * rate))
-    starts, infer, work = np.zeros(ticks), np.zeros(ticks), np.zeros(ticks)
-    misses = skipped = 0
-    ctrl_diff = 0.0
-    returns: list[float] = []
-    episode_return = 0.0
+    scheduled = max(1, round(cfg.duration_s * rate))
+    starts, infer, work = np.zeros(scheduled), np.zeros(scheduled), np.zeros(scheduled)
+    episodes, executed, slot, misses = _Episodes(), 0, 0, 0
+    load_start = os.getloadavg()[0]
     env.reset()
     runtime.reset()
     gc.collect()
@@ -128,54 +148,40 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
     try:
         with torch_threads(1), torch.no_grad():
             next_tick = time.perf_counter() + period
-            for k in range(ticks):
+            while slot < scheduled:
                 _sleep_until(next_tick, spin)
-                starts[k] = time.perf_counter()
+                starts[executed] = time.perf_counter()
                 terms = read()
                 t0 = time.perf_counter()
                 actions = runtime.act_raw(terms)
-                t1 = time.perf_counter()
-                _, reward, terminated, truncated, extras = env.step(torch.from_numpy(actions).unsqueeze(0))
+                infer[executed] = time.perf_counter() - t0
+                step = env.step(torch.from_numpy(actions).unsqueeze(0))
                 end = time.perf_counter()
-                infer[k], work[k] = t1 - t0, end - starts[k]
-                episode_return += float(reward[0])
-                if bool(terminated[0] | truncated[0]):  # the env has reset the robot (and its ctrl)
-                    returns.append(float(extras["episode_return"][0]))
-                    episode_return = 0.0
-                    runtime.reset()
-                else:
-                    ctrl = env.sim.ctrl[0].numpy()
-                    ctrl_diff = max(ctrl_diff, float(np.abs(runtime.ctrl(actions) - ctrl).max()))
-                next_tick += period
+                work[executed] = end - starts[executed]
+                episodes.record(env, runtime, actions, step)
+                executed, slot, next_tick = executed + 1, slot + 1, next_tick + period
                 if end > next_tick:
                     misses += 1
-                    behind = math.floor((time.perf_counter() - next_tick) / period)
-                    if behind >= 1:
-                        skipped += behind
-                        next_tick += behind * period
-                if progress is not None and (k + 1) % max(1, round(10 * rate)) == 0:
-                    progress(k + 1, ticks)
+                    behind = max(0, math.floor((time.perf_counter() - next_tick) / period))
+                    slot, next_tick = slot + behind, next_tick + behind * period
+                if progress is not None and slot // round(10 * rate) != (slot - 1) // round(10 * rate):
+                    progress(slot, scheduled)
     finally:
         gc.enable()
-    jitter = np.abs(np.diff(starts) - period) if ticks > 1 else np.zeros(1)
+    starts, infer, work = starts[:executed], infer[:executed], work[:executed]
+    jitter = np.abs(np.diff(starts) - period) if executed > 1 else np.zeros(1)
     return {
-        "task": task,
-        "policy": str(runtime.path),
-        "architecture": runtime.metadata.architecture,
-        "quantization": runtime.metadata.quantization,
-        "rate_hz": rate,
+        "task": task, "policy": str(runtime.path), "architecture": runtime.metadata.architecture,
+        "quantization": runtime.metadata.quantization, "rate_hz": rate,
         "trained_rate_hz": runtime.metadata.control_frequency_hz,
         "duration_s": float(starts[-1] - starts[0] + period),
-        "ticks": ticks,
+        "scheduled_ticks": scheduled, "ticks": executed, "skipped_ticks": scheduled - executed,
         "deadline_misses": misses,
-        "skipped_ticks": skipped,
-        "inference_us": _percentiles_us(infer),
-        "work_us": _percentiles_us(work),
+        "inference_us": _percentiles_us(infer), "work_us": _percentiles_us(work),
         "period_jitter_us": _percentiles_us(jitter),
-        "ctrl_max_abs_diff": ctrl_diff,
-        "episodes": len(returns),
-        "episode_returns": returns,
-        "mean_episode_return": float(np.mean(returns)) if returns else None,
-        "unfinished_episode_return": episode_return,
-        "spin_us": cfg.spin_us,
+        "ctrl_max_abs_diff": episodes.ctrl_diff,
+        "episodes": len(episodes.returns), "episode_returns": episodes.returns,
+        "mean_episode_return": float(np.mean(episodes.returns)) if episodes.returns else None,
+        "unfinished_episode_return": episodes.current,
+        "spin_us": cfg.spin_us, "loadavg_1min": [load_start, os.getloadavg()[0]],
     }
