@@ -16,10 +16,18 @@ from canter.control.centroidal import (
     world_inertia,
     wrench_of_forces,
 )
+from canter.core.device import torch_threads
 from canter.core.errors import ConfigError
 
 F64 = torch.float64
 FEET = torch.tensor([[0.19, -0.13, -0.28], [0.19, 0.13, -0.28], [-0.19, -0.13, -0.28], [-0.19, 0.13, -0.28]], dtype=F64)
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Small batched solves: one torch thread (spinning OpenMP workers only slow them down)."""
+    with torch_threads(1):
+        yield
 
 
 def test_desired_wrench_is_mass_times_acceleration_plus_gravity_and_euler():
@@ -35,7 +43,7 @@ def test_desired_wrench_is_mass_times_acceleration_plus_gravity_and_euler():
 
 
 def _solve(stance: torch.Tensor, wrench: torch.Tensor, **cfg) -> tuple[torch.Tensor, BodyController]:
-    controller = BodyController(BodyControllerCfg(qp_iterations=cfg.pop("iterations", 200), **cfg), wrench.shape[0],
+    controller = BodyController(BodyControllerCfg(qp_iterations=cfg.pop("iterations", 40), **cfg), wrench.shape[0],
                                 torch.device("cpu"), F64)
     forces = controller.solve(FEET.expand(wrench.shape[0], 4, 3), stance, wrench)
     return forces, controller

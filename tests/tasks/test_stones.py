@@ -17,6 +17,7 @@ from canter.bench.stones import (
 )
 from canter.core.device import torch_threads
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.mdp import controller_action as ctl
 from canter.mdp.controller_action import ACTION_DIM, QuadrupedControllerAction
 from canter.tasks import REGISTRY
 from canter.tasks.stones import mdp as stones
@@ -46,7 +47,7 @@ def test_builds_and_steps_with_the_controller_at_250_hz(env, monkeypatch):
     assert isinstance(term, QuadrupedControllerAction)
     assert env.num_actions == ACTION_DIM and env.action_manager.physics_steps_per_tick == 2
     obs, _ = env.reset()
-    assert obs["policy"].shape == (4, 247) and obs["critic"].shape == (4, 247)
+    assert obs["policy"].shape == (4, 291) and obs["critic"].shape == (4, 291)
     calls = []
     original = term.apply
     monkeypatch.setattr(term, "apply", lambda ctrl, action: (calls.append(1), original(ctrl, action)))
@@ -74,6 +75,24 @@ def test_zero_action_is_the_heuristic_and_walks_forward(env):
     footholds = term.targets.footholds
     ground = env.terrain.height_at(footholds[..., 0:2]) if env.terrain is not None else 0.0
     torch.testing.assert_close(footholds[..., 2] - ground, torch.full_like(footholds[..., 2], 0.022))
+
+
+def test_foothold_observations_see_the_gaps_the_heuristic_would_step_into():
+    args = stones_args(None, [])
+    env = build_level_env(args, [9], 1)
+    env.reset()
+    term = env.action_manager.term("controller")
+    assert isinstance(term, QuadrupedControllerAction)
+    planned = ctl.nominal_footholds_heading(env).reshape(4, 2)
+    # at rest the Raibert footholds are the shoulders plus k (0 − v_des) = −0.08 · 0.5 m along x
+    torch.testing.assert_close(planned[:, 0], term.robot.shoulder_offset_b[:, 0].float().to(planned.dtype) - 0.04,
+                               atol=0.02, rtol=0)
+    # move the robot over the stones: some scan points around the footholds lie over gaps
+    env.sim.qpos[:, 0] += 1.5
+    env.sim.forward()
+    env.scene.invalidate()
+    scan = ctl.foothold_scan(env).reshape(4, 9)
+    assert float(scan.max()) > 0.3 and float(scan.min()) < 0.1  # gaps (0.5 m pits) and stones
 
 
 def test_goal_gap_and_curriculum_terms(env):

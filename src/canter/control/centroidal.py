@@ -25,7 +25,7 @@ GRAVITY = 9.81
 class BodyControllerCfg:
     """mu: friction coefficient of the pyramid (below the true one for margin). fz_min, fz_max:
     normal force bounds of a stance foot, N. wrench_weight: diagonal of W (force N⁻², torque
-    (N·m)⁻²). force_reg: α. qp_iterations: the solver's fixed interior-point iteration budget (warm-started from the
+    (N·m)⁻²). force_reg: α. qp_iterations: the solver's fixed iteration budget (warm-started from the
     previous tick). solver: "qp" solves the QP; "static" skips it and splits the desired force evenly
     over the stance feet (no torque control, no friction limits): a cheap baseline for measuring what
     the QP costs."""
@@ -35,7 +35,7 @@ class BodyControllerCfg:
     fz_max: float = 150.0
     wrench_weight: tuple[float, float, float, float, float, float] = (1.0, 1.0, 1.0, 10.0, 10.0, 10.0)
     force_reg: float = 1e-4
-    qp_iterations: int = 20
+    qp_iterations: int = 10
     solver: Literal["qp", "static"] = "qp"
 
     def __post_init__(self) -> None:

@@ -109,6 +109,14 @@ class QuadrupedControllerAction(ActionTerm):
             return torch.zeros(xy.shape[:-1], dtype=xy.dtype, device=xy.device)
         return terrain.height_at(xy)
 
+    def nominal_footholds(self, state: RobotState) -> torch.Tensor:
+        """(B, 4, 2) world xy footholds before the policy's offsets: Raibert's with `heuristic_base`,
+        else the shoulders projected to the ground."""
+        if not self.cfg.heuristic_base:
+            return shoulder_xy(state, self.robot)
+        velocity_w = yaw_frame_to_world(self.command[:, 0:2], yaw_from_quat(state.quat))
+        return raibert_footholds(state, self.controller.gait, self.robot, velocity_w, self.cfg.heuristic)
+
     def targets_from_action(self, action: torch.Tensor, state: RobotState) -> Targets:
         """The controller targets for `action` (B, 15) at `state` (see the module docs)."""
         cfg, robot, controller = self.cfg, self.robot, self.controller
@@ -116,10 +124,7 @@ class QuadrupedControllerAction(ActionTerm):
         action = action.to(state.root_pos.dtype)
         velocity_w = yaw_frame_to_world(self.command[:, 0:2], yaw)
         offsets = yaw_frame_to_world(action[:, 7:15].reshape(-1, 4, 2) * cfg.foothold_scale, yaw)
-        if cfg.heuristic_base:
-            xy = raibert_footholds(state, controller.gait, robot, velocity_w, cfg.heuristic) + offsets
-        else:
-            xy = shoulder_xy(state, robot) + offsets
+        xy = self.nominal_footholds(state) + offsets
         footholds = torch.cat((xy, (self._ground(xy) + robot.cfg.foot_radius)[..., None]), dim=-1)
         acc_lin = _heading_to_world(action[:, 0:3] * self.acc_lin_scale, yaw)
         acc_ang = _heading_to_world(action[:, 3:6] * self.acc_ang_scale, yaw)
@@ -193,3 +198,28 @@ def feet_pos_heading(env: ManagerBasedRLEnv, action_name: str = "controller") ->
     yaw = yaw_from_quat(env.scene.root_quat_w)
     xy = yaw_frame_to_world(foot[..., 0:2], -yaw)
     return torch.cat((xy, foot[..., 2:3]), dim=-1).reshape(env.num_envs, 12)
+
+
+def nominal_footholds_heading(env: ManagerBasedRLEnv, action_name: str = "controller") -> torch.Tensor:
+    """(num_envs, 8) the footholds the controller plans before the policy's offsets (Raibert's),
+    relative to the trunk origin in the heading frame, xy per leg, m."""
+    term = _controller(env, action_name)
+    xy = term.nominal_footholds(read_state(env.sim, term.robot)) - env.scene.root_pos_w[:, None, 0:2]
+    return yaw_frame_to_world(xy, -yaw_from_quat(env.scene.root_quat_w)).reshape(env.num_envs, 8)
+
+
+def foothold_scan(
+    env: ManagerBasedRLEnv, action_name: str = "controller", span: float = 0.2, resolution: float = 0.05,
+    offset: float = 0.28, clip: tuple[float, float] = (-1.0, 1.0),
+) -> torch.Tensor:
+    """(num_envs, 4 k) terrain around each planned foothold: k = 2 round(span / resolution) + 1 points
+    along the heading from −span to +span, each base_z − ground − offset (a gap reads high)."""
+    term = _controller(env, action_name)
+    xy = term.nominal_footholds(read_state(env.sim, term.robot))
+    count = 2 * round(span / resolution) + 1
+    along = torch.linspace(-span, span, count, dtype=xy.dtype, device=xy.device)
+    yaw = yaw_from_quat(env.scene.root_quat_w)
+    step = torch.stack((torch.cos(yaw), torch.sin(yaw)), dim=-1)  # (B, 2) heading direction
+    points = xy[:, :, None, :] + along[None, None, :, None] * step[:, None, None, :]
+    scan = env.scene.root_pos_w[:, 2, None, None] - term._ground(points) - offset
+    return scan.clamp(*clip).reshape(env.num_envs, 4 * count)

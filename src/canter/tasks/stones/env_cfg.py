@@ -45,6 +45,8 @@ def _policy_obs() -> ObsGroupCfg:
             "stance": ObsTermCfg(func=ctl.stance_schedule),
             "feet_pos": ObsTermCfg(func=ctl.feet_pos_heading, noise=unoise(0.01)),
             "height_scan": ObsTermCfg(func=mdp.HeightScan, params=dict(SCAN), noise=unoise(0.02), clip=(-1.0, 1.0)),
+            "planned_footholds": ObsTermCfg(func=ctl.nominal_footholds_heading),
+            "foothold_scan": ObsTermCfg(func=ctl.foothold_scan, noise=unoise(0.02)),
         }
     )
 
