@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from canter.control.qp import kernel
 from canter.control.qp.problem import Rows, Scaled
 
 TINY = 1e-30  # floor of slacks and multipliers (scaled units)
@@ -115,12 +116,16 @@ def ipm(
     regularization: float,
     eq_gap: float,
     step: Callable = ipm_step,
+    fused: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Run `iterations` Mehrotra steps on the scaled problem `s` from x (B, n) and optional y (B, m).
 
     Returns x̄ (B, n), ȳ (B, m) (the best iterate of each problem) and the candidate certificate
-    directions: the last step Δx̄ and the last multipliers ȳ. `step` may be a compiled `ipm_step`.
+    directions: the last step Δx̄ and the last multipliers ȳ. `step` may be a compiled `ipm_step`;
+    `fused` runs all of it in the CPU kernel instead (`kernel.run_ipm`, same iterates).
     """
+    if fused:
+        return kernel.run_ipm(s, x, y, iterations, regularization, eq_gap)
     gap = eq_gap * (1.0 + torch.maximum(s.l.abs(), s.u.abs()).nan_to_num(0.0, 0.0, 0.0))
     narrow = s.u - s.l < gap
     upper = torch.where(torch.isfinite(s.u), s.u, 0.0) + torch.where(narrow, gap, 0.0)
@@ -136,13 +141,13 @@ def ipm(
         z = mask.clone()
     else:
         z = (torch.cat((y.clamp(min=0.0), (-y).clamp(min=0.0)), -1) + WARM_MULTIPLIER) * mask
+    m = s.l.shape[1]
     state = (x, w, z, torch.full_like(x[:, :1], float("inf")), x, z, torch.zeros_like(x))
     for _ in range(iterations):
         state = step(data, state)
     x, w, z, best_merit, best_x, best_z, dx = state
     merit = _residuals(data, x, w, z)[3]
     better = merit < best_merit
-    m = s.l.shape[1]
     # certificates: an infeasible problem's multipliers grow along a Farkas direction, an
     # unbounded one's x along a recession direction; the last iterates show them best
     certificate_x, certificate_y = dx, z[:, :m] - z[:, m:]
