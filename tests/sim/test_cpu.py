@@ -165,3 +165,21 @@ def test_broken_mjcf_gives_one_line_error(tmp_path):
 def test_cpu_backend_rejects_cuda_device():
     with pytest.raises(ConfigError, match="backend"):
         CpuSimulator(load_model(ANT), 2, SimCfg(), torch.device("cuda"))
+
+
+def test_derived_field_asked_for_after_stepping_warns_and_fills_from_the_next_step():
+    """Batch copies a derived field out only once it is registered; the batch is not persistent,
+    so a field first asked for after the simulation ran cannot hold the last call's values: a
+    warning says so, and from the next step on it equals a field bound up front."""
+    early, late = _sim(4), _sim(4)
+    bound_early = early.field("xpos")
+    for sim in (early, late):
+        sim.ctrl.copy_(_random_ctrl(sim, 3))
+        sim.step(3)
+    with pytest.warns(RuntimeWarning, match=r"sim.field\('xpos'\) was first asked for after the simulation ran"):
+        bound_late = late.field("xpos")
+    assert late.field("xpos") is bound_late  # cached: no second warning, the same live view
+    late.field("qpos")  # a state row is never stale: no warning (pytest.warns would not catch one here)
+    for sim in (early, late):
+        sim.step()
+    assert torch.equal(bound_early, bound_late)

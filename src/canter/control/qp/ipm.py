@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 import torch
 
-from canter.control.qp import kernel
 from canter.control.qp.problem import Rows, Scaled
 
 TINY = 1e-30  # floor of slacks and multipliers (scaled units)
@@ -116,16 +115,13 @@ def ipm(
     regularization: float,
     eq_gap: float,
     step: Callable = ipm_step,
-    fused: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Run `iterations` Mehrotra steps on the scaled problem `s` from x (B, n) and optional y (B, m).
 
     Returns x̄ (B, n), ȳ (B, m) (the best iterate of each problem) and the candidate certificate
-    directions: the last step Δx̄ and the last multipliers ȳ. `step` may be a compiled `ipm_step`;
-    `fused` runs all of it in the CPU kernel instead (`kernel.run_ipm`, same iterates).
+    directions: the last step Δx̄ and the last multipliers ȳ. `step` may be a compiled `ipm_step`.
+    (`kernel.solve` runs the same steps in the fused CPU kernel.)
     """
-    if fused:
-        return kernel.run_ipm(s, x, y, iterations, regularization, eq_gap)
     gap = eq_gap * (1.0 + torch.maximum(s.l.abs(), s.u.abs()).nan_to_num(0.0, 0.0, 0.0))
     narrow = s.u - s.l < gap
     upper = torch.where(torch.isfinite(s.u), s.u, 0.0) + torch.where(narrow, gap, 0.0)

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <tgmath.h>
 
-#define LANES 8
+#ifndef LANES
+#define LANES 16
+#endif
 #define LOOP _Pragma("omp simd") for (int k = 0; k < LANES; k++)
 #define V(a, i) ((a) + (size_t)(i) * LANES)
 /* plain selects (fmax/fmin would be library calls, one per lane) */
@@ -35,8 +37,9 @@ typedef struct {
   real *rhs, *t, *dx, *dw, *dz, *Ax, *alpha, *mu_aff, *sigma, *rc, *invw, *invz, *dd;
 } Group;
 
-/* out (n) = Aᵀ (v[:m] − v[m:])  (v has 2m entries), or Aᵀ v when half == 0 */
-static void at_mul(const Group *g, const real *v, real *out, int two_sided) {
+/* out (n) = Aᵀ (v[:m] − v[m:])  (v has 2m entries), or Aᵀ v when two_sided == 0; A in lanes with
+ * the group's nonzero pattern */
+static void at_mul_A(const Group *g, const real *A, const real *v, real *out, int two_sided) {
   const int n = g->n, m = g->m;
   for (int j = 0; j < n; j++) LOOP V(out, j)[k] = 0;
   for (int i = 0; i < m; i++) {
@@ -44,7 +47,7 @@ static void at_mul(const Group *g, const real *v, real *out, int two_sided) {
     LOOP vi[k] = two_sided ? V(v, i)[k] - V(v, m + i)[k] : V(v, i)[k];
     for (int p = g->rowptr[i]; p < g->rowptr[i + 1]; p++) {
       const int j = g->cols[p];
-      const real *a = V(g->A, i * n + j);
+      const real *a = V(A, i * n + j);
       real *o = V(out, j);
       LOOP o[k] += a[k] * vi[k];
     }
@@ -52,18 +55,21 @@ static void at_mul(const Group *g, const real *v, real *out, int two_sided) {
 }
 
 /* out (m) = A v */
-static void a_mul(const Group *g, const real *v, real *out) {
+static void a_mul_A(const Group *g, const real *A, const real *v, real *out) {
   const int n = g->n, m = g->m;
   for (int i = 0; i < m; i++) {
     real acc[LANES] = {0};
     for (int p = g->rowptr[i]; p < g->rowptr[i + 1]; p++) {
       const int j = g->cols[p];
-      const real *a = V(g->A, i * n + j), *vj = V(v, j);
+      const real *a = V(A, i * n + j), *vj = V(v, j);
       LOOP acc[k] += a[k] * vj[k];
     }
     LOOP V(out, i)[k] = acc[k];
   }
 }
+
+static void at_mul(const Group *g, const real *v, real *out, int two_sided) { at_mul_A(g, g->A, v, out, two_sided); }
+static void a_mul(const Group *g, const real *v, real *out) { a_mul_A(g, g->A, v, out); }
 
 /* r_d, r_p, μ and merit of the state (x, w, z) */
 static void residuals(Group *g) {
@@ -97,6 +103,33 @@ static void residuals(Group *g) {
   }
 }
 
+/* in-place lower Cholesky factor of the n × n lane matrix M, the reciprocals of its diagonal in
+ * invdiag; fail[k] = 1 where a pivot is not positive (or NaN) */
+static void lane_cholesky(real *M, real *invdiag, int n, real *fail) {
+  LOOP fail[k] = 0;
+  for (int j = 0; j < n; j++) {
+    real *Mjj = V(M, j * n + j), *inv = V(invdiag, j);
+    for (int p = 0; p < j; p++) {
+      const real *Ljp = V(M, j * n + p);
+      LOOP Mjj[k] -= Ljp[k] * Ljp[k];
+    }
+    LOOP {
+      const int bad = !(Mjj[k] > 0);
+      fail[k] = bad ? 1 : fail[k];
+      Mjj[k] = sqrt(bad ? (real)1 : Mjj[k]);
+      inv[k] = 1 / Mjj[k];
+    }
+    for (int i = j + 1; i < n; i++) {
+      real *Mij = V(M, i * n + j);
+      for (int p = 0; p < j; p++) {
+        const real *Lip = V(M, i * n + p), *Ljp = V(M, j * n + p);
+        LOOP Mij[k] -= Lip[k] * Ljp[k];
+      }
+      LOOP Mij[k] *= inv[k];
+    }
+  }
+}
+
 /* M = P + δI + Aᵀ diag(dd) A, then its Cholesky factor in place (lower triangle, with the
  * reciprocals of the diagonal in invdiag); a lane whose pivot is not positive (or NaN) fails */
 static void factor(Group *g, real reg, real *fail) {
@@ -123,56 +156,38 @@ static void factor(Group *g, real reg, real *fail) {
       }
     }
   }
-  LOOP fail[k] = 0;
-  for (int j = 0; j < n; j++) {
-    real *Mjj = V(g->M, j * n + j), *inv = V(g->invdiag, j);
-    for (int p = 0; p < j; p++) {
-      const real *Ljp = V(g->M, j * n + p);
-      LOOP Mjj[k] -= Ljp[k] * Ljp[k];
-    }
-    LOOP {
-      const int bad = !(Mjj[k] > 0);
-      fail[k] = bad ? 1 : fail[k];
-      Mjj[k] = sqrt(bad ? (real)1 : Mjj[k]);
-      inv[k] = 1 / Mjj[k];
-    }
-    for (int i = j + 1; i < n; i++) {
-      real *Mij = V(g->M, i * n + j);
-      for (int p = 0; p < j; p++) {
-        const real *Lip = V(g->M, i * n + p), *Ljp = V(g->M, j * n + p);
-        LOOP Mij[k] -= Lip[k] * Ljp[k];
-      }
-      LOOP Mij[k] *= inv[k];
-    }
-  }
+  lane_cholesky(g->M, g->invdiag, n, fail);
 }
 
-/* x = M⁻¹ b with the factor in g->M (b and x may alias) */
-static void chol_solve(const Group *g, const real *b, real *x) {
-  const int n = g->n;
+/* x = M⁻¹ b with the lane factor (L, invdiag) (b and x may alias) */
+static void lane_chol_solve(const real *L, const real *invdiag, int n, const real *b, real *x) {
   for (int j = 0; j < n; j++) {
     real acc[LANES];
     LOOP acc[k] = V(b, j)[k];
     for (int p = 0; p < j; p++) {
-      const real *Ljp = V(g->M, j * n + p), *xp = V(x, p);
+      const real *Ljp = V(L, j * n + p), *xp = V(x, p);
       LOOP acc[k] -= Ljp[k] * xp[k];
     }
-    LOOP V(x, j)[k] = acc[k] * V(g->invdiag, j)[k];
+    LOOP V(x, j)[k] = acc[k] * V(invdiag, j)[k];
   }
   for (int j = n - 1; j >= 0; j--) {
     real acc[LANES];
     LOOP acc[k] = V(x, j)[k];
     for (int p = j + 1; p < n; p++) {
-      const real *Lpj = V(g->M, p * n + j), *xp = V(x, p);
+      const real *Lpj = V(L, p * n + j), *xp = V(x, p);
       LOOP acc[k] -= Lpj[k] * xp[k];
     }
-    LOOP V(x, j)[k] = acc[k] * V(g->invdiag, j)[k];
+    LOOP V(x, j)[k] = acc[k] * V(invdiag, j)[k];
   }
 }
 
-/* the Newton direction (dx, dw, dz) for the complementarity target rc (2m) */
+/* the Newton direction (dx, dw, dz) for the complementarity target rc (2m), and in g->alpha the
+ * largest step α ≤ 1 keeping w + α dw ≥ 0 and z + α dz ≥ 0: 1 / max(1, max −dv/v) (v ≥ TINY
+ * where masked in; masked-out rows have dv = 0) */
 static void direction(Group *g, const real *rc) {
   const int n = g->n, m = g->m;
+  real worst[LANES];
+  LOOP worst[k] = 1;
   for (int i = 0; i < 2 * m; i++) {
     const real *z = V(g->z, i), *rp = V(g->rp, i), *r = V(rc, i), *iw = V(g->invw, i), *mk = V(g->mask, i);
     real *t = V(g->t, i);
@@ -180,7 +195,7 @@ static void direction(Group *g, const real *rc) {
   }
   at_mul(g, g->t, g->rhs, 1);
   for (int j = 0; j < n; j++) LOOP V(g->rhs, j)[k] = -V(g->rd, j)[k] - V(g->rhs, j)[k];
-  chol_solve(g, g->rhs, g->dx);
+  lane_chol_solve(g->M, g->invdiag, g->n, g->rhs, g->dx);
   for (int j = 0; j < n; j++) LOOP V(g->dx, j)[k] = g->frozen[k] != 0 ? 0 : V(g->dx, j)[k];
   a_mul(g, g->dx, g->Ax);
   for (int i = 0; i < 2 * m; i++) {
@@ -188,28 +203,16 @@ static void direction(Group *g, const real *rc) {
     const real sgn = i < m ? 1 : -1;
     const real *z = V(g->z, i), *rp = V(g->rp, i), *r = V(rc, i), *iw = V(g->invw, i), *mk = V(g->mask, i);
     real *dw = V(g->dw, i), *dz = V(g->dz, i);
+    const real *iz = V(g->invz, i);
     LOOP {
       dw[k] = (-rp[k] - sgn * ax[k]) * mk[k];
       dz[k] = (-r[k] - z[k] * dw[k]) * iw[k] * mk[k];
-    }
-  }
-}
-
-/* largest α ≤ 1 keeping w + α dw ≥ 0 and z + α dz ≥ 0: 1 / max(1, max −dv/v) (v ≥ TINY where
- * masked in; masked-out rows have dv = 0) */
-static void step_to_boundary(Group *g, real *alpha) {
-  const int m2 = 2 * g->m;
-  real worst[LANES];
-  LOOP worst[k] = 1;
-  for (int i = 0; i < m2; i++) {
-    const real *iw = V(g->invw, i), *dw = V(g->dw, i), *iz = V(g->invz, i), *dz = V(g->dz, i);
-    LOOP {
       const real aw = dw[k] < 0 ? -dw[k] * iw[k] : 0;
       const real az = dz[k] < 0 ? -dz[k] * iz[k] : 0;
       worst[k] = MAX(worst[k], MAX(aw, az));
     }
   }
-  LOOP alpha[k] = 1 / worst[k];
+  LOOP g->alpha[k] = 1 / worst[k];
 }
 
 static void iterate(Group *g, real reg, real tol) {
@@ -240,7 +243,6 @@ static void iterate(Group *g, real reg, real tol) {
   /* predictor: r_c = w∘z */
   for (int i = 0; i < m2; i++) LOOP V(g->rc, i)[k] = V(g->w, i)[k] * V(g->z, i)[k];
   direction(g, g->rc);
-  step_to_boundary(g, g->alpha);
   real acc[LANES] = {0};
   for (int i = 0; i < m2; i++) {
     const real *w = V(g->w, i), *dw = V(g->dw, i), *z = V(g->z, i), *dz = V(g->dz, i);
@@ -258,7 +260,6 @@ static void iterate(Group *g, real reg, real tol) {
     LOOP rc[k] = rc[k] + dw[k] * dz[k] - g->sigma[k] * g->mu[k] * mk[k];
   }
   direction(g, g->rc);
-  step_to_boundary(g, g->alpha);
   LOOP g->alpha[k] = g->frozen[k] != 0 ? 0 : STEP_TO_BOUNDARY * g->alpha[k];
   for (int j = 0; j < n; j++) {
     real *x = V(g->x, j), *dx = V(g->dx, j), *s = V(g->dxs, j);
@@ -277,11 +278,16 @@ static void iterate(Group *g, real reg, real tol) {
   }
 }
 
-/* gather rows [b0, b0 + LANES) of a (B, len) array into lane-interleaved form (short groups
- * repeat their last problem) */
+/* ---- the whole solve of a group: validate, sanitize, scale, iterate, unscale, classify ---- */
+
+#define EPS ((real)(sizeof(real) == 8 ? 2.220446049250313e-16 : 1.1920928955078125e-07))
+#define SQRT_TINY ((real)(sizeof(real) == 8 ? 1.4916681462400413e-154 : 1.0842021724855044e-19))
+
+/* gather rows [b0, b0 + LANES) of a (B, len) array into lanes (a short group repeats its last
+ * problem); stride 0 broadcasts one row to every lane */
 static void gather(real *dst, const real *src, int64_t b0, int64_t batch, int len, int64_t stride) {
   for (int k = 0; k < LANES; k++) {
-    int64_t b = b0 + k < batch ? b0 + k : batch - 1;
+    const int64_t b = b0 + k < batch ? b0 + k : batch - 1;
     const real *s = src + b * stride;
     for (int i = 0; i < len; i++) dst[(size_t)i * LANES + k] = s[i];
   }
@@ -294,171 +300,7 @@ static void scatter(real *dst, const real *src, int64_t b0, int64_t batch, int l
   }
 }
 
-/* Set up and run `iterations` Mehrotra steps on B scaled problems (see ipm.py): each row of
- * l ≤ Ax ≤ u becomes Cx + w = d, w ≥ 0 with C = [A; −A], d = [u; −l] (infinite bounds masked out,
- * rows with u − l < gap widened to ±gap, gap = eq_gap (1 + max(|l|, |u|))); w starts at
- * max(d − Cx, 1), z at 1 or at the warm-start multipliers y0 (NULL for none) plus 1e-2. A is (m, n)
- * when a_shared, else (B, m, n). Writes each problem's best iterate to x and y, and the certificate
- * candidates: the last step to dx and the last multipliers to dy. */
-int canter_ipm(int64_t batch, int n, int m, int iterations, real reg, real tol, real eq_gap, const real *P,
-               const real *q, const real *A, int a_shared, const real *l, const real *u, real *x,
-               const real *y0, real *y, real *dx, real *dy, int threads) {
-  const int64_t groups = (batch + LANES - 1) / LANES;
-  const int m2 = 2 * m;
-  int status = 0;
-#pragma omp parallel num_threads(threads)
-  {
-    const size_t sizes[] = {
-        (size_t)n * n, n, (size_t)m * n, m2, m2, 1,        /* P q A d mask count */
-        n, m2, m2, 1, n, m2, n,                            /* x w z best_merit best_x best_z dxs */
-        n, m2, 1, 1, (size_t)n * n, n, 1,                  /* rd rp mu merit M invdiag frozen */
-        n, m2, n, m2, m2, m, 1, 1, 1, m2, m2, m2, m,       /* rhs t dx dw dz Ax alpha mu_aff sigma rc invw invz dd */
-    };
-    const int count_arrays = (int)(sizeof(sizes) / sizeof(sizes[0]));
-    size_t total = 0;
-    for (int i = 0; i < count_arrays; i++) total += sizes[i] * LANES;
-    real *pool = (real *)aligned_alloc(64, ((total * sizeof(real) + 63) / 64) * 64);
-    int *rowptr = (int *)malloc(sizeof(int) * (size_t)(m + 1));
-    int *cols = (int *)malloc(sizeof(int) * (size_t)m * (size_t)n);
-    const int ok = pool != NULL && rowptr != NULL && cols != NULL;
-    if (!ok) {
-#pragma omp atomic write
-      status = 1;
-    }
-    {
-      real *arrays[33];
-      real *cursor = pool;
-      for (int i = 0; i < count_arrays; i++) {
-        arrays[i] = cursor;
-        cursor = ok ? cursor + sizes[i] * LANES : cursor;
-      }
-      Group g = {n, m, arrays[0], arrays[1], arrays[2], arrays[3], arrays[4], arrays[5], rowptr, cols,
-                 arrays[6], arrays[7], arrays[8], arrays[9], arrays[10], arrays[11], arrays[12],
-                 arrays[13], arrays[14], arrays[15], arrays[16], arrays[17], arrays[18], arrays[19],
-                 arrays[20], arrays[21], arrays[22], arrays[23], arrays[24], arrays[25], arrays[26],
-                 arrays[27], arrays[28], arrays[29], arrays[30], arrays[31], arrays[32]};
-#pragma omp for schedule(static)
-      for (int64_t gi = 0; gi < groups; gi++) {
-        if (!ok) continue;
-        const int64_t b0 = gi * LANES;
-        gather(g.P, P, b0, batch, n * n, (int64_t)n * n);
-        gather(g.q, q, b0, batch, n, n);
-        if (a_shared)
-          gather(g.A, A, 0, 1, m * n, 0);
-        else
-          gather(g.A, A, b0, batch, m * n, (int64_t)m * n);
-        gather(g.x, x, b0, batch, n, n);
-        gather(g.t, l, b0, batch, m, m);
-        gather(g.rc, u, b0, batch, m, m);
-        if (y0 != NULL) gather(g.rp, y0, b0, batch, m, m);
-        /* columns of each row that are nonzero in some problem of the group */
-        int nnz = 0;
-        for (int i = 0; i < m; i++) {
-          rowptr[i] = nnz;
-          for (int j = 0; j < n; j++) {
-            int any = 0;
-            for (int k = 0; k < LANES; k++) any |= V(g.A, i * n + j)[k] != 0;
-            if (any) cols[nnz++] = j;
-          }
-        }
-        rowptr[m] = nnz;
-        a_mul(&g, g.x, g.Ax);
-        LOOP g.count[k] = 0;
-        for (int i = 0; i < m; i++) {
-          const real *li = V(g.t, i), *ui = V(g.rc, i), *ax = V(g.Ax, i), *yi = V(g.rp, i);
-          real *du = V(g.d, i), *dl = V(g.d, m + i), *ku = V(g.mask, i), *kl = V(g.mask, m + i);
-          real *wu = V(g.w, i), *wl = V(g.w, m + i), *zu = V(g.z, i), *zl = V(g.z, m + i);
-          LOOP {
-            const real big = MAX(fabs(li[k]), fabs(ui[k]));
-            const real gap = eq_gap * (1 + (isfinite(big) ? big : 0));
-            const real widen = ui[k] - li[k] < gap ? gap : 0;
-            ku[k] = isfinite(ui[k]) ? 1 : 0;
-            kl[k] = isfinite(li[k]) ? 1 : 0;
-            du[k] = (isfinite(ui[k]) ? ui[k] : 0) + widen;
-            dl[k] = -((isfinite(li[k]) ? li[k] : 0) - widen);
-            g.count[k] += ku[k] + kl[k];
-            wu[k] = ku[k] > 0 ? MAX(du[k] - ax[k], (real)1) : 1;
-            wl[k] = kl[k] > 0 ? MAX(dl[k] + ax[k], (real)1) : 1;
-            zu[k] = y0 != NULL ? (MAX(yi[k], (real)0) + WARM_MULTIPLIER) * ku[k] : ku[k];
-            zl[k] = y0 != NULL ? (MAX(-yi[k], (real)0) + WARM_MULTIPLIER) * kl[k] : kl[k];
-          }
-        }
-        LOOP g.count[k] = MAX(g.count[k], (real)1);
-        LOOP g.best_merit[k] = INFINITY;
-        memcpy(g.best_x, g.x, sizeof(real) * (size_t)n * LANES);
-        memcpy(g.best_z, g.z, sizeof(real) * (size_t)m2 * LANES);
-        memset(g.dxs, 0, sizeof(real) * (size_t)n * LANES);
-        for (int it = 0; it < iterations; it++) iterate(&g, reg, tol);
-        /* last multipliers and step: certificates; then each problem's best iterate */
-        for (int i = 0; i < m; i++) LOOP V(g.Ax, i)[k] = V(g.z, i)[k] - V(g.z, m + i)[k];
-        scatter(dy, g.Ax, b0, batch, m);
-        scatter(dx, g.dxs, b0, batch, n);
-        residuals(&g);
-        LOOP g.t[k] = g.merit[k] < g.best_merit[k];
-        for (int j = 0; j < n; j++) LOOP V(g.x, j)[k] = g.t[k] != 0 ? V(g.x, j)[k] : V(g.best_x, j)[k];
-        for (int i = 0; i < m2; i++) LOOP V(g.z, i)[k] = g.t[k] != 0 ? V(g.z, i)[k] : V(g.best_z, i)[k];
-        scatter(x, g.x, b0, batch, n);
-        for (int i = 0; i < m; i++) LOOP V(g.Ax, i)[k] = V(g.z, i)[k] - V(g.z, m + i)[k];
-        scatter(y, g.Ax, b0, batch, m);
-      }
-    }
-    free(pool);
-    free(rowptr);
-    free(cols);
-  }
-  return status;
-}
-
-/* ---- per-problem validation and post-processing (scalar; cheap next to the iterations) ---- */
-
-#define EPS ((real)(sizeof(real) == 8 ? 2.220446049250313e-16 : 1.1920928955078125e-07))
-#define SQRT_TINY ((real)(sizeof(real) == 8 ? 1.4916681462400413e-154 : 1.0842021724855044e-19))
-
-/* in-place lower Cholesky of the n × n matrix M (row-major); 0 on success */
-static int cholesky(real *M, int n) {
-  for (int j = 0; j < n; j++) {
-    real s = M[j * n + j];
-    for (int p = 0; p < j; p++) s -= M[j * n + p] * M[j * n + p];
-    if (!(s > 0)) return 1;
-    s = sqrt(s);
-    M[j * n + j] = s;
-    for (int i = j + 1; i < n; i++) {
-      real t = M[i * n + j];
-      for (int p = 0; p < j; p++) t -= M[i * n + p] * M[j * n + p];
-      M[i * n + j] = t / s;
-    }
-  }
-  return 0;
-}
-
-static void cholesky_solve(const real *L, int n, real *b) {
-  for (int j = 0; j < n; j++) {
-    real t = b[j];
-    for (int p = 0; p < j; p++) t -= L[j * n + p] * b[p];
-    b[j] = t / L[j * n + j];
-  }
-  for (int j = n - 1; j >= 0; j--) {
-    real t = b[j];
-    for (int p = j + 1; p < n; p++) t -= L[p * n + j] * b[p];
-    b[j] = t / L[j * n + j];
-  }
-}
-
-/* G = Cholesky factor of AᵀA + (1e-12 max diag + sqrt(tiny)) I (the certificate projection's
- * matrix); nonzero when the factorization fails (then the projection is skipped) */
-static int gram_factor(const real *A, int n, int m, real *G) {
-  real diag_max = 0;
-  for (int j = 0; j < n; j++)
-    for (int k = 0; k <= j; k++) {
-      real s = 0;
-      for (int i = 0; i < m; i++) s += A[i * n + j] * A[i * n + k];
-      G[j * n + k] = s;
-      if (j == k) diag_max = MAX(diag_max, s);
-    }
-  const real shift = (real)1e-12 * diag_max + SQRT_TINY;
-  for (int j = 0; j < n; j++) G[j * n + j] += shift;
-  return cholesky(G, n);
-}
+static real inv_norm(real v) { return 1 / (v < (real)1e-4 ? (real)1 : MIN(v, (real)1e4)); }
 
 static int all_finite(const real *v, size_t len) {
   for (size_t i = 0; i < len; i++)
@@ -466,259 +308,401 @@ static int all_finite(const real *v, size_t len) {
   return 1;
 }
 
-/* invalid[b] = 1 for data that cannot define a convex QP: non-finite P, q or A; a NaN bound,
- * l > u, l = +inf or u = −inf; an asymmetric P, or one that is not PSD (Cholesky of the
- * symmetric part shifted by 1e3·eps·max|P| + sqrt(tiny) fails); as `problem.invalid_problems`. */
-void canter_qp_validate(int64_t batch, int n, int m, const real *P, const real *q, const real *A, int a_shared,
-                        const real *l, const real *u, uint8_t *invalid, int threads) {
-  const int shared_finite = a_shared ? all_finite(A, (size_t)m * n) : 1;
-#pragma omp parallel num_threads(threads)
-  {
-    real *M = (real *)malloc(sizeof(real) * (size_t)n * n);
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < batch; b++) {
-      const real *Pb = P + b * n * n, *lb = l + b * m, *ub = u + b * m;
-      int bad = !all_finite(Pb, (size_t)n * n) || !all_finite(q + b * n, n) ||
-                !(a_shared ? shared_finite : all_finite(A + b * (int64_t)m * n, (size_t)m * n));
-      for (int i = 0; i < m && !bad; i++)
-        bad = isnan(lb[i]) || isnan(ub[i]) || lb[i] > ub[i] || lb[i] == INFINITY || ub[i] == -INFINITY;
-      if (!bad) {
-        real scale = 0, asym = 0;
-        for (int i = 0; i < n * n; i++) scale = MAX(scale, fabs(Pb[i]));
-        for (int i = 0; i < n; i++)
-          for (int j = 0; j < n; j++) {
-            asym = MAX(asym, fabs(Pb[i * n + j] - Pb[j * n + i]));
-            M[i * n + j] = (real)0.5 * (Pb[i * n + j] + Pb[j * n + i]);
-          }
-        const real shift = (real)1e3 * EPS * scale + SQRT_TINY;
-        for (int i = 0; i < n; i++) M[i * n + i] += shift;
-        bad = asym > (real)1e3 * EPS * (1 + scale) || cholesky(M, n) != 0;
-      }
-      invalid[b] = (uint8_t)bad;
+/* per-group arrays beyond the iteration's (lanes each) */
+typedef struct {
+  real *Pr, *qr, *Ar, *lr, *ur;   /* the problems as given (A: finite entries of a shared A) */
+  real *bad, *D, *E, *cost;       /* invalid flag; scaling x = D x̄, y = E ȳ / cost */
+  real *xs, *ys, *dxs, *dys;      /* results in the problems' units */
+  real *cm, *ra, *v, *c;          /* work: column norms (n), row norms (m), n- and m-vectors */
+  real *status, *prim, *dual;
+} Extra;
+
+/* invalid problems (as `problem.invalid_problems`): non-finite data, NaN bounds, l > u,
+ * l = +inf, u = −inf, asymmetric P, P not PSD (Cholesky of its symmetric part + 1e3 eps max|P|
+ * + sqrt(tiny) fails) */
+static void validate(Group *g, Extra *e, int a_shared, int shared_finite) {
+  const int n = g->n, m = g->m;
+  real bad[LANES], scale[LANES], asym[LANES];
+  LOOP {
+    bad[k] = shared_finite ? 0 : 1;
+    scale[k] = 0;
+    asym[k] = 0;
+  }
+  for (int i = 0; i < n * n; i++) {
+    const real *p = V(e->Pr, i);
+    LOOP {
+      bad[k] = isfinite(p[k]) ? bad[k] : 1;
+      scale[k] = MAX(scale[k], isfinite(p[k]) ? fabs(p[k]) : 0);
     }
-    free(M);
   }
-}
-
-/* Residuals, infeasibility certificates and status of each problem, in its own units, as
- * `solve._finish`: x, y are zeroed (and residuals +inf) for invalid or non-finite results. */
-void canter_qp_finish(int64_t batch, int n, int m, const real *P, const real *q, const real *A, int a_shared,
-                      const real *l, const real *u, const uint8_t *invalid, const real *D, const real *E,
-                      const real *cost, real *x, real *y, const real *dx, const real *dy, real eps_abs, real eps_rel, real eps_inf, int64_t *status, real *prim,
-                      real *dual, int threads) {
-  real *G_shared = NULL;
-  int shared_failed = 0;
-  if (a_shared) {
-    G_shared = (real *)malloc(sizeof(real) * (size_t)n * n);
-    shared_failed = gram_factor(A, n, m, G_shared);
-  }
-#pragma omp parallel num_threads(threads)
-  {
-    real *work = (real *)malloc(sizeof(real) * ((size_t)n * n + 4 * (size_t)n + 2 * (size_t)m));
-    real *G = work, *v = G + n * n, *Px = v + n, *Aty = Px + n, *t = Aty + n, *Ax = t + n, *c = Ax + m;
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < batch; b++) {
-      const real *Pb = P + b * n * n, *qb = q + b * n, *lb = l + b * m, *ub = u + b * m;
-      const real *Ab = a_shared ? A : A + b * (int64_t)m * n;
-      real *xb = x + b * n, *yb = y + b * m;
-      const real *Db = D + b * n, *Eb = E + b * m, ic = 1 / cost[b];
-      for (int j = 0; j < n; j++) xb[j] *= Db[j];
-      for (int i = 0; i < m; i++) yb[i] *= Eb[i] * ic;
-      const int bad = invalid[b] || !all_finite(xb, n) || !all_finite(yb, m);
-      if (bad) {
-        memset(xb, 0, sizeof(real) * n);
-        memset(yb, 0, sizeof(real) * m);
-        status[b] = 4;
-        prim[b] = dual[b] = INFINITY;
-        continue;
-      }
-      /* residuals and tolerances */
-      real p_res = 0, d_res = 0, ax_max = 0, px_max = 0, aty_max = 0, q_max = 0;
-      for (int j = 0; j < n; j++) {
-        real s = 0;
-        for (int k = 0; k < n; k++) s += Pb[j * n + k] * xb[k];
-        Px[j] = s;
-        Aty[j] = 0;
-      }
-      for (int i = 0; i < m; i++) {
-        real s = 0;
-        for (int j = 0; j < n; j++) {
-          s += Ab[i * n + j] * xb[j];
-          Aty[j] += Ab[i * n + j] * yb[i];
-        }
-        p_res = MAX(p_res, fabs(s - MIN(MAX(s, lb[i]), ub[i])));
-        ax_max = MAX(ax_max, fabs(s));
-      }
-      for (int j = 0; j < n; j++) {
-        d_res = MAX(d_res, fabs(Px[j] + qb[j] + Aty[j]));
-        px_max = MAX(px_max, fabs(Px[j]));
-        aty_max = MAX(aty_max, fabs(Aty[j]));
-        q_max = MAX(q_max, fabs(qb[j]));
-      }
-      const int solved = p_res <= eps_abs + eps_rel * ax_max &&
-                         d_res <= eps_abs + eps_rel * MAX(MAX(px_max, aty_max), q_max);
-      /* primal infeasibility: δy projected on null(Aᵀ), then on the polar of the bounds' cone */
-      int failed = shared_failed;
-      if (!a_shared) failed = gram_factor(Ab, n, m, G);
-      const real *Gb = a_shared ? G_shared : G;
-      for (int i = 0; i < m; i++) {
-        const real e = dy[b * m + i] * Eb[i] * ic;
-        c[i] = isfinite(e) ? e : 0;
-      }
-      for (int j = 0; j < n; j++) {
-        real s = 0;
-        for (int i = 0; i < m; i++) s += Ab[i * n + j] * c[i];
-        v[j] = s;
-      }
-      if (!failed) cholesky_solve(Gb, n, v);
-      real norm = 0, support = 0;
-      for (int i = 0; i < m; i++) {
-        real s = 0;
-        for (int j = 0; j < n; j++) s += Ab[i * n + j] * v[j];
-        real e = c[i] - s;
-        if (isinf(ub[i])) e = MIN(e, (real)0);
-        if (isinf(lb[i])) e = MAX(e, (real)0);
-        c[i] = e;
-        norm = MAX(norm, fabs(e));
-        if (e > 0 && !isinf(ub[i])) support += ub[i] * e;
-        if (e < 0 && !isinf(lb[i])) support += lb[i] * e;
-      }
-      real aty_c = 0;
-      for (int j = 0; j < n; j++) {
-        real s = 0;
-        for (int i = 0; i < m; i++) s += Ab[i * n + j] * c[i];
-        aty_c = MAX(aty_c, fabs(s));
-      }
-      const int primal_inf = norm > 0 && aty_c <= eps_inf * norm && support < -eps_inf * norm;
-      /* dual infeasibility: Pδx ≈ 0, qᵀδx < 0, Aδx in the recession cone of [l, u] */
-      real dnorm = 0, pdx = 0, qdx = 0;
-      for (int j = 0; j < n; j++) {
-        const real e = dx[b * n + j] * Db[j];
-        t[j] = isfinite(e) ? e : 0;
-        dnorm = MAX(dnorm, fabs(t[j]));
-        qdx += qb[j] * t[j];
-      }
-      for (int j = 0; j < n; j++) {
-        real s = 0;
-        for (int k = 0; k < n; k++) s += Pb[j * n + k] * t[k];
-        pdx = MAX(pdx, fabs(s));
-      }
-      int in_cone = 1;
-      for (int i = 0; i < m; i++) {
-        real s = 0;
-        for (int j = 0; j < n; j++) s += Ab[i * n + j] * t[j];
-        in_cone &= (isinf(ub[i]) || s <= eps_inf * dnorm) && (isinf(lb[i]) || s >= -eps_inf * dnorm);
-      }
-      const int dual_inf = dnorm > 0 && pdx <= eps_inf * dnorm && qdx < -eps_inf * dnorm && in_cone;
-      status[b] = solved ? 0 : primal_inf ? 2 : dual_inf ? 3 : 1;
-      prim[b] = p_res;
-      dual[b] = d_res;
-    }
-    free(work);
-  }
-  free(G_shared);
-}
-
-static real inv_norm(real v) { return 1 / (v < (real)1e-4 ? (real)1 : MIN(v, (real)1e4)); }
-
-/* Row scaling of a shared (m, n) A, `passes` Ruiz passes: Ā = EA (columns untouched). */
-static void scale_shared_rows(int n, int m, const real *A, int passes, real *A_out, real *E) {
+  for (int j = 0; j < n; j++) LOOP bad[k] = isfinite(V(e->qr, j)[k]) ? bad[k] : 1;
+  if (!a_shared)
+    for (int i = 0; i < m * n; i++) LOOP bad[k] = isfinite(V(e->Ar, i)[k]) ? bad[k] : 1;
   for (int i = 0; i < m; i++) {
-    E[i] = 1;
-    for (int j = 0; j < n; j++) A_out[i * n + j] = isfinite(A[i * n + j]) ? A[i * n + j] : 0;
-  }
-  for (int pass = 0; pass < passes; pass++)
-    for (int i = 0; i < m; i++) {
-      real norm = 0;
-      for (int j = 0; j < n; j++) norm = MAX(norm, fabs(A_out[i * n + j]));
-      const real e = sqrt(inv_norm(norm));
-      for (int j = 0; j < n; j++) A_out[i * n + j] *= e;
-      E[i] *= e;
+    const real *lo = V(e->lr, i), *up = V(e->ur, i);
+    LOOP {
+      const int wrong = isnan(lo[k]) || isnan(up[k]) || lo[k] > up[k] || lo[k] == INFINITY || up[k] == -INFINITY;
+      bad[k] = wrong ? 1 : bad[k];
     }
+  }
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j <= i; j++) {
+      const real *pij = V(e->Pr, i * n + j), *pji = V(e->Pr, j * n + i);
+      real *o = V(g->M, i * n + j);
+      LOOP {
+        const real a = isfinite(pij[k]) ? pij[k] : 0, b = isfinite(pji[k]) ? pji[k] : 0;
+        asym[k] = MAX(asym[k], fabs(a - b));
+        o[k] = (real)0.5 * (a + b) + (i == j ? (real)1e3 * EPS * scale[k] + SQRT_TINY : 0);
+      }
+    }
+  real fail[LANES];
+  lane_cholesky(g->M, g->invdiag, n, fail);
+  LOOP e->bad[k] = (bad[k] != 0 || fail[k] != 0 || asym[k] > (real)1e3 * EPS * (1 + scale[k])) ? 1 : 0;
 }
 
-/* Validation, sanitization and Ruiz equilibration in one pass over the data, as
- * `problem.invalid_problems` followed by `problem.sanitize_and_scale`: invalid problems become
- * min ½‖x‖²; P is symmetrized; `passes` Ruiz passes scale [P Aᵀ; A 0] (rows only for a shared A),
- * then the cost. Outputs P̄ (B,n,n), q̄ (B,n), Ā ((m,n) if shared else (B,m,n)), l̄, ū, E (B,m),
- * D (B,n), cost (B). */
-void canter_qp_prepare(int64_t batch, int n, int m, const real *P, const real *q, const real *A, int a_shared,
-                       const real *l, const real *u, int passes, uint8_t *invalid, real *P_out, real *q_out,
-                       real *A_out, real *l_out, real *u_out, real *D, real *E, real *cost, int threads) {
-  real *E_shared = NULL;
-  if (a_shared) {
-    E_shared = (real *)malloc(sizeof(real) * (size_t)m);
-    scale_shared_rows(n, m, A, passes, A_out, E_shared);
+/* sanitized, Ruiz-equilibrated data of the iteration in g (as `problem.sanitize_and_scale`):
+ * invalid problems become min ½‖x‖²; P symmetrized; `passes` passes scale [P Aᵀ; A 0] (only the
+ * rows of a shared A, whose scaled copy As and factors E_shared are computed once) and the cost */
+static void scale(Group *g, Extra *e, int a_shared, const real *As, const real *E_shared, int passes) {
+  const int n = g->n, m = g->m;
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < n; j++) {
+      const real *pij = V(e->Pr, i * n + j), *pji = V(e->Pr, j * n + i);
+      real *o = V(g->P, i * n + j);
+      LOOP o[k] = e->bad[k] != 0 ? (real)(i == j) : (real)0.5 * (pij[k] + pji[k]);
+    }
+    LOOP {
+      V(g->q, i)[k] = e->bad[k] != 0 ? 0 : V(e->qr, i)[k];
+      V(e->D, i)[k] = 1;
+    }
   }
-  canter_qp_validate(batch, n, m, P, q, A, a_shared, l, u, invalid, threads);
-#pragma omp parallel num_threads(threads)
-  {
-    real *colmax = (real *)malloc(sizeof(real) * (size_t)n * 2);
-    real *d = colmax + n;
-#pragma omp for schedule(static)
-    for (int64_t b = 0; b < batch; b++) {
-      const int bad = invalid[b];
-      const real *Pb = P + b * n * n, *Ab = A + b * (int64_t)m * n;
-      real *Po = P_out + b * n * n, *qo = q_out + b * n, *Db = D + b * n, *Eb = E + b * m;
-      real *Ao = a_shared ? A_out : A_out + b * (int64_t)m * n;
-      for (int i = 0; i < n; i++) {
-        for (int j = 0; j < n; j++)
-          Po[i * n + j] = bad ? (real)(i == j) : (real)0.5 * (Pb[i * n + j] + Pb[j * n + i]);
-        qo[i] = bad ? 0 : q[b * n + i];
-        Db[i] = 1;
-      }
-      if (a_shared) {
-        for (int i = 0; i < m; i++) Eb[i] = E_shared[i];
-      } else {
-        for (int i = 0; i < m * n; i++) Ao[i] = bad ? 0 : Ab[i];
-        for (int i = 0; i < m; i++) Eb[i] = 1;
-        for (int pass = 0; pass < passes; pass++) {
-          for (int j = 0; j < n; j++) {
-            real c = 0;
-            for (int i = 0; i < n; i++) c = MAX(c, fabs(Po[i * n + j]));
-            colmax[j] = c;
-          }
-          for (int i = 0; i < m; i++) {
-            real r = 0;
-            for (int j = 0; j < n; j++) {
-              r = MAX(r, fabs(Ao[i * n + j]));
-              colmax[j] = MAX(colmax[j], fabs(Ao[i * n + j]));
-            }
-            const real e = sqrt(inv_norm(r));
-            for (int j = 0; j < n; j++) Ao[i * n + j] *= e;
-            Eb[i] *= e;
-          }
-          /* the column norms of A were taken before its rows were scaled, as in the torch path */
-          for (int j = 0; j < n; j++) d[j] = sqrt(inv_norm(colmax[j]));
-          for (int i = 0; i < n; i++) {
-            for (int j = 0; j < n; j++) Po[i * n + j] *= d[i] * d[j];
-            qo[i] *= d[i];
-            Db[i] *= d[i];
-          }
-          for (int i = 0; i < m; i++)
-            for (int j = 0; j < n; j++) Ao[i * n + j] *= d[j];
-        }
-      }
-      real c = 1;
-      if (passes > 0) {
-        real mean = 0, qmax = 0;
-        for (int j = 0; j < n; j++) {
-          real cm = 0;
-          for (int i = 0; i < n; i++) cm = MAX(cm, fabs(Po[i * n + j]));
-          mean += cm;
-          qmax = MAX(qmax, fabs(qo[j]));
-        }
-        c = inv_norm(MAX(mean / n, qmax));
-        for (int i = 0; i < n * n; i++) Po[i] *= c;
-        for (int j = 0; j < n; j++) qo[j] *= c;
-      }
-      cost[b] = c;
+  if (a_shared) {
+    for (int i = 0; i < m * n; i++) LOOP V(g->A, i)[k] = As[i];
+    for (int i = 0; i < m; i++) LOOP V(e->E, i)[k] = E_shared[i];
+  } else {
+    for (int i = 0; i < m * n; i++) LOOP V(g->A, i)[k] = e->bad[k] != 0 ? 0 : V(e->Ar, i)[k];
+    for (int i = 0; i < m; i++) LOOP V(e->E, i)[k] = 1;
+    for (int pass = 0; pass < passes; pass++) {
+      for (int j = 0; j < n; j++) LOOP V(e->cm, j)[k] = 0;
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) LOOP V(e->cm, j)[k] = MAX(V(e->cm, j)[k], fabs(V(g->P, i * n + j)[k]));
       for (int i = 0; i < m; i++) {
-        l_out[b * m + i] = bad ? -INFINITY : Eb[i] * l[b * m + i];
-        u_out[b * m + i] = bad ? INFINITY : Eb[i] * u[b * m + i];
+        real r[LANES] = {0};
+        for (int j = 0; j < n; j++) {
+          const real *a = V(g->A, i * n + j);
+          LOOP {
+            r[k] = MAX(r[k], fabs(a[k]));
+            V(e->cm, j)[k] = MAX(V(e->cm, j)[k], fabs(a[k]));
+          }
+        }
+        LOOP V(e->ra, i)[k] = sqrt(inv_norm(r[k]));
+      }
+      for (int j = 0; j < n; j++) LOOP V(e->cm, j)[k] = sqrt(inv_norm(V(e->cm, j)[k]));
+      for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) LOOP V(g->P, i * n + j)[k] *= V(e->cm, i)[k] * V(e->cm, j)[k];
+        LOOP {
+          V(g->q, i)[k] *= V(e->cm, i)[k];
+          V(e->D, i)[k] *= V(e->cm, i)[k];
+        }
+      }
+      for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++) LOOP V(g->A, i * n + j)[k] *= V(e->ra, i)[k] * V(e->cm, j)[k];
+        LOOP V(e->E, i)[k] *= V(e->ra, i)[k];
       }
     }
-    free(colmax);
   }
-  free(E_shared);
+  LOOP e->cost[k] = 1;
+  if (passes > 0) {
+    real mean[LANES] = {0}, qmax[LANES] = {0};
+    for (int j = 0; j < n; j++) {
+      real c[LANES] = {0};
+      for (int i = 0; i < n; i++) LOOP c[k] = MAX(c[k], fabs(V(g->P, i * n + j)[k]));
+      LOOP {
+        mean[k] += c[k];
+        qmax[k] = MAX(qmax[k], fabs(V(g->q, j)[k]));
+      }
+    }
+    LOOP e->cost[k] = inv_norm(MAX(mean[k] / n, qmax[k]));
+    for (int i = 0; i < n * n; i++) LOOP V(g->P, i)[k] *= e->cost[k];
+    for (int j = 0; j < n; j++) LOOP V(g->q, j)[k] *= e->cost[k];
+  }
+}
+
+/* residuals, infeasibility certificates and status in the problems' own units (as
+ * `solve._finish`); the raw A (Ar) has the group's nonzero pattern; G is the factor of the
+ * certificate projection's AᵀA + shift (lanes), fail where it failed */
+static void classify(Group *g, Extra *e, const real *G, const real *Ginv, const real *Gfail, real eps_abs,
+                     real eps_rel, real eps_inf) {
+  const int n = g->n, m = g->m;
+  real bad[LANES];
+  LOOP bad[k] = e->bad[k];
+  for (int j = 0; j < n; j++) LOOP bad[k] = isfinite(V(e->xs, j)[k]) ? bad[k] : 1;
+  for (int i = 0; i < m; i++) LOOP bad[k] = isfinite(V(e->ys, i)[k]) ? bad[k] : 1;
+  for (int j = 0; j < n; j++) LOOP V(e->xs, j)[k] = bad[k] != 0 ? 0 : V(e->xs, j)[k];
+  for (int i = 0; i < m; i++) LOOP V(e->ys, i)[k] = bad[k] != 0 ? 0 : V(e->ys, i)[k];
+  /* residuals: Px + q + Aᵀy and Ax outside [l, u] */
+  real p_res[LANES] = {0}, d_res[LANES] = {0}, ax_max[LANES] = {0}, px_max[LANES] = {0};
+  real aty_max[LANES] = {0}, q_max[LANES] = {0};
+  a_mul_A(g, e->Ar, e->xs, g->Ax);
+  for (int i = 0; i < m; i++) {
+    const real *ax = V(g->Ax, i), *lo = V(e->lr, i), *up = V(e->ur, i);
+    LOOP {
+      const real clip = MIN(MAX(ax[k], lo[k]), up[k]);
+      p_res[k] = MAX(p_res[k], fabs(ax[k] - clip));
+      ax_max[k] = MAX(ax_max[k], fabs(ax[k]));
+    }
+  }
+  at_mul_A(g, e->Ar, e->ys, g->rd, 0);
+  for (int j = 0; j < n; j++) {
+    real px[LANES] = {0};
+    for (int l = 0; l < n; l++) {
+      const real *p = V(e->Pr, j * n + l), *xl = V(e->xs, l);
+      LOOP px[k] += p[k] * xl[k];
+    }
+    const real *qj = V(e->qr, j), *aty = V(g->rd, j);
+    LOOP {
+      d_res[k] = MAX(d_res[k], fabs(px[k] + qj[k] + aty[k]));
+      px_max[k] = MAX(px_max[k], fabs(px[k]));
+      aty_max[k] = MAX(aty_max[k], fabs(aty[k]));
+      q_max[k] = MAX(q_max[k], fabs(qj[k]));
+    }
+  }
+  /* primal infeasibility: δy projected on null(Aᵀ), then on the polar of the bounds' cone */
+  for (int i = 0; i < m; i++) LOOP V(e->c, i)[k] = isfinite(V(e->dys, i)[k]) ? V(e->dys, i)[k] : 0;
+  at_mul_A(g, e->Ar, e->c, e->v, 0);
+  lane_chol_solve(G, Ginv, n, e->v, g->rhs);
+  for (int j = 0; j < n; j++) LOOP V(e->v, j)[k] = Gfail[k] != 0 ? V(e->v, j)[k] : V(g->rhs, j)[k];
+  a_mul_A(g, e->Ar, e->v, g->Ax);
+  real norm[LANES] = {0}, support[LANES] = {0};
+  for (int i = 0; i < m; i++) {
+    real *ci = V(e->c, i);
+    const real *ax = V(g->Ax, i), *lo = V(e->lr, i), *up = V(e->ur, i);
+    LOOP {
+      real t = ci[k] - ax[k];
+      t = isinf(up[k]) ? MIN(t, (real)0) : t;
+      t = isinf(lo[k]) ? MAX(t, (real)0) : t;
+      ci[k] = t;
+      norm[k] = MAX(norm[k], fabs(t));
+      support[k] += (t > 0 && !isinf(up[k])) ? up[k] * t : 0;
+      support[k] += (t < 0 && !isinf(lo[k])) ? lo[k] * t : 0;
+    }
+  }
+  at_mul_A(g, e->Ar, e->c, e->v, 0);
+  real aty_c[LANES] = {0};
+  for (int j = 0; j < n; j++) LOOP aty_c[k] = MAX(aty_c[k], fabs(V(e->v, j)[k]));
+  /* dual infeasibility: Pδx ≈ 0, qᵀδx < 0, Aδx in the recession cone of [l, u] */
+  real dnorm[LANES] = {0}, qdx[LANES] = {0}, pdx[LANES] = {0}, out_cone[LANES] = {0};
+  for (int j = 0; j < n; j++) {
+    real *t = V(e->v, j);
+    LOOP {
+      t[k] = isfinite(V(e->dxs, j)[k]) ? V(e->dxs, j)[k] : 0;
+      dnorm[k] = MAX(dnorm[k], fabs(t[k]));
+      qdx[k] += V(e->qr, j)[k] * t[k];
+    }
+  }
+  for (int j = 0; j < n; j++) {
+    real s[LANES] = {0};
+    for (int l = 0; l < n; l++) LOOP s[k] += V(e->Pr, j * n + l)[k] * V(e->v, l)[k];
+    LOOP pdx[k] = MAX(pdx[k], fabs(s[k]));
+  }
+  a_mul_A(g, e->Ar, e->v, g->Ax);
+  for (int i = 0; i < m; i++) {
+    const real *ax = V(g->Ax, i), *lo = V(e->lr, i), *up = V(e->ur, i);
+    LOOP {
+      const real lim = eps_inf * dnorm[k];
+      const int inside = (isinf(up[k]) || ax[k] <= lim) && (isinf(lo[k]) || ax[k] >= -lim);
+      out_cone[k] = inside ? out_cone[k] : 1;
+    }
+  }
+  LOOP {
+    const int solved = p_res[k] <= eps_abs + eps_rel * ax_max[k] &&
+                       d_res[k] <= eps_abs + eps_rel * MAX(MAX(px_max[k], aty_max[k]), q_max[k]);
+    const int primal_inf = norm[k] > 0 && aty_c[k] <= eps_inf * norm[k] && support[k] < -eps_inf * norm[k];
+    const int dual_inf = dnorm[k] > 0 && pdx[k] <= eps_inf * dnorm[k] && qdx[k] < -eps_inf * dnorm[k] &&
+                         out_cone[k] == 0;
+    e->status[k] = bad[k] != 0 ? 4 : solved ? 0 : primal_inf ? 2 : dual_inf ? 3 : 1;
+    e->prim[k] = bad[k] != 0 ? INFINITY : p_res[k];
+    e->dual[k] = bad[k] != 0 ? INFINITY : d_res[k];
+  }
+}
+
+/* Solve B convex QPs  min ½xᵀPx + qᵀx  s.t.  l ≤ Ax ≤ u  (the whole of `solve` for method "ipm"):
+ * A is (m, n) when a_shared, else (B, m, n); x0 (B, n) and y0 (B, m) may be NULL. Writes x (B, n),
+ * y (B, m), status (B), primal and dual residuals (B). Returns nonzero if memory ran out. */
+int canter_qp_solve(int64_t batch, int n, int m, const real *P, const real *q, const real *A, int a_shared,
+                    const real *l, const real *u, const real *x0, const real *y0, int iterations, int passes,
+                    real reg, real tol, real eq_gap, real eps_abs, real eps_rel, real eps_inf, real *x_out,
+                    real *y_out, int64_t *status_out, real *prim_out, real *dual_out, int threads) {
+  const int64_t groups = (batch + LANES - 1) / LANES;
+  const int m2 = 2 * m;
+  int status = 0;
+  /* a shared A: finite entries, its scaled rows and the certificate's factor, once */
+  const int shared_finite = a_shared ? all_finite(A, (size_t)m * n) : 1;
+  real *shared = (real *)malloc(sizeof(real) * ((size_t)3 * m * n + m + 1));
+  if (shared == NULL) return 1;
+  real *A_clean = shared, *As = A_clean + (size_t)m * n, *E_shared = As + (size_t)m * n;
+  if (a_shared) {
+    for (int i = 0; i < m; i++) {
+      E_shared[i] = 1;
+      for (int j = 0; j < n; j++) {
+        const real a = A[i * n + j];
+        A_clean[i * n + j] = As[i * n + j] = isfinite(a) ? a : 0;
+      }
+    }
+    for (int pass = 0; pass < passes; pass++)
+      for (int i = 0; i < m; i++) {
+        real norm = 0;
+        for (int j = 0; j < n; j++) norm = MAX(norm, fabs(As[i * n + j]));
+        const real e = sqrt(inv_norm(norm));
+        for (int j = 0; j < n; j++) As[i * n + j] *= e;
+        E_shared[i] *= e;
+      }
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const size_t sizes[] = {
+        (size_t)n * n, n, (size_t)m * n, m2, m2, 1,         /* P q A d mask count */
+        n, m2, m2, 1, n, m2, n,                             /* x w z best_merit best_x best_z dxs */
+        n, m2, 1, 1, (size_t)n * n, n, 1,                   /* rd rp mu merit M invdiag frozen */
+        n, m2, n, m2, m2, m, 1, 1, 1, m2, m2, m2, m,        /* rhs t dx dw dz Ax alpha mu_aff sigma rc invw invz dd */
+        (size_t)n * n, n, (size_t)m * n, m, m,              /* Pr qr Ar lr ur */
+        1, n, m, 1, n, m, n, m, n, m, n, m, 1, 1, 1,        /* bad D E cost xs ys dxs dys cm ra v c status prim dual */
+        (size_t)n * n, n, 1,                                /* G Ginv Gfail */
+    };
+    enum { COUNT = (int)(sizeof(sizes) / sizeof(sizes[0])) };
+    size_t total = 0;
+    for (int i = 0; i < COUNT; i++) total += sizes[i] * LANES;
+    real *pool = (real *)aligned_alloc(64, ((total * sizeof(real) + 63) / 64) * 64);
+    int *rowptr = (int *)malloc(sizeof(int) * (size_t)(m + 1));
+    int *cols = (int *)malloc(sizeof(int) * ((size_t)m * n + 1));
+    const int ok = pool != NULL && rowptr != NULL && cols != NULL;
+    if (!ok) {
+#pragma omp atomic write
+      status = 1;
+    }
+    real *a[COUNT];
+    real *cursor = pool;
+    for (int i = 0; i < COUNT; i++) {
+      a[i] = cursor;
+      cursor = ok ? cursor + sizes[i] * LANES : cursor;
+    }
+    Group g = {n, m, a[0], a[1], a[2], a[3], a[4], a[5], rowptr, cols, a[6], a[7], a[8], a[9], a[10], a[11],
+               a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24],
+               a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32]};
+    Extra e = {a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43], a[44],
+               a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52]};
+    real *G = a[53], *Ginv = a[54], *Gfail = a[55];
+#pragma omp for schedule(static)
+    for (int64_t gi = 0; gi < groups; gi++) {
+      if (!ok) continue;
+      const int64_t b0 = gi * LANES;
+      gather(e.Pr, P, b0, batch, n * n, (int64_t)n * n);
+      gather(e.qr, q, b0, batch, n, n);
+      gather(e.Ar, a_shared ? A_clean : A, b0, batch, m * n, a_shared ? 0 : (int64_t)m * n);
+      gather(e.lr, l, b0, batch, m, m);
+      gather(e.ur, u, b0, batch, m, m);
+      /* columns of each row that are nonzero in some problem of the group (NaN counts) */
+      int nnz = 0;
+      for (int i = 0; i < m; i++) {
+        rowptr[i] = nnz;
+        for (int j = 0; j < n; j++) {
+          int any = 0;
+          for (int k = 0; k < LANES; k++) any |= !(V(e.Ar, i * n + j)[k] == 0);
+          if (any) cols[nnz++] = j;
+        }
+      }
+      rowptr[m] = nnz;
+      validate(&g, &e, a_shared, shared_finite);
+      scale(&g, &e, a_shared, As, E_shared, passes);
+      /* scaled bounds (in g.t, g.rc), start x̄ and warm multipliers ȳ (in g.rp) */
+      for (int i = 0; i < m; i++) {
+        const real *lo = V(e.lr, i), *up = V(e.ur, i), *E = V(e.E, i);
+        LOOP {
+          V(g.t, i)[k] = e.bad[k] != 0 ? -INFINITY : E[k] * lo[k];
+          V(g.rc, i)[k] = e.bad[k] != 0 ? INFINITY : E[k] * up[k];
+        }
+      }
+      if (x0 != NULL) {
+        gather(g.x, x0, b0, batch, n, n);
+        for (int j = 0; j < n; j++) LOOP {
+            const real v = V(g.x, j)[k] / V(e.D, j)[k];
+            V(g.x, j)[k] = isfinite(v) ? v : 0;
+          }
+      } else {
+        memset(g.x, 0, sizeof(real) * (size_t)n * LANES);
+      }
+      if (y0 != NULL) {
+        gather(g.rp, y0, b0, batch, m, m);
+        for (int i = 0; i < m; i++) LOOP {
+            const real v = V(g.rp, i)[k];
+            V(g.rp, i)[k] = (isfinite(v) ? v : 0) * e.cost[k] / V(e.E, i)[k];
+          }
+      }
+      /* inequality form and starting point (as ipm.ipm) */
+      a_mul(&g, g.x, g.Ax);
+      LOOP g.count[k] = 0;
+      for (int i = 0; i < m; i++) {
+        const real *li = V(g.t, i), *ui = V(g.rc, i), *ax = V(g.Ax, i), *yi = V(g.rp, i);
+        real *du = V(g.d, i), *dl = V(g.d, m + i), *ku = V(g.mask, i), *kl = V(g.mask, m + i);
+        real *wu = V(g.w, i), *wl = V(g.w, m + i), *zu = V(g.z, i), *zl = V(g.z, m + i);
+        LOOP {
+          const real big = MAX(fabs(li[k]), fabs(ui[k]));
+          const real gap = eq_gap * (1 + (isfinite(big) ? big : 0));
+          const real widen = ui[k] - li[k] < gap ? gap : 0;
+          ku[k] = isfinite(ui[k]) ? 1 : 0;
+          kl[k] = isfinite(li[k]) ? 1 : 0;
+          du[k] = (isfinite(ui[k]) ? ui[k] : 0) + widen;
+          dl[k] = -((isfinite(li[k]) ? li[k] : 0) - widen);
+          g.count[k] += ku[k] + kl[k];
+          wu[k] = ku[k] > 0 ? MAX(du[k] - ax[k], (real)1) : 1;
+          wl[k] = kl[k] > 0 ? MAX(dl[k] + ax[k], (real)1) : 1;
+          zu[k] = y0 != NULL ? (MAX(yi[k], (real)0) + WARM_MULTIPLIER) * ku[k] : ku[k];
+          zl[k] = y0 != NULL ? (MAX(-yi[k], (real)0) + WARM_MULTIPLIER) * kl[k] : kl[k];
+        }
+      }
+      LOOP g.count[k] = MAX(g.count[k], (real)1);
+      LOOP g.best_merit[k] = INFINITY;
+      memcpy(g.best_x, g.x, sizeof(real) * (size_t)n * LANES);
+      memcpy(g.best_z, g.z, sizeof(real) * (size_t)m2 * LANES);
+      memset(g.dxs, 0, sizeof(real) * (size_t)n * LANES);
+      for (int it = 0; it < iterations; it++) iterate(&g, reg, tol);
+      /* certificate candidates (last step and multipliers), then each problem's best iterate,
+       * all back in the problems' units */
+      residuals(&g);
+      LOOP g.t[k] = g.merit[k] < g.best_merit[k];
+      for (int j = 0; j < n; j++) LOOP {
+          const real *D = V(e.D, j);
+          V(e.dxs, j)[k] = D[k] * V(g.dxs, j)[k];
+          V(e.xs, j)[k] = D[k] * (g.t[k] != 0 ? V(g.x, j)[k] : V(g.best_x, j)[k]);
+        }
+      for (int i = 0; i < m; i++) LOOP {
+          const real f = V(e.E, i)[k] / e.cost[k];
+          const int best = g.t[k] == 0;
+          V(e.dys, i)[k] = f * (V(g.z, i)[k] - V(g.z, m + i)[k]);
+          V(e.ys, i)[k] = f * (best ? V(g.best_z, i)[k] - V(g.best_z, m + i)[k] : V(g.z, i)[k] - V(g.z, m + i)[k]);
+        }
+      /* the certificate projection's factor: AᵀA + (1e-12 max diag + sqrt(tiny)) I */
+      for (int j = 0; j < n; j++)
+        for (int c = 0; c <= j; c++) {
+          real s[LANES] = {0};
+          for (int i = 0; i < m; i++) LOOP s[k] += V(e.Ar, i * n + j)[k] * V(e.Ar, i * n + c)[k];
+          LOOP V(G, j * n + c)[k] = s[k];
+        }
+      real dmax[LANES] = {0};
+      for (int j = 0; j < n; j++) LOOP dmax[k] = MAX(dmax[k], V(G, j * n + j)[k]);
+      for (int j = 0; j < n; j++) LOOP V(G, j * n + j)[k] += (real)1e-12 * dmax[k] + SQRT_TINY;
+      lane_cholesky(G, Ginv, n, Gfail);
+      classify(&g, &e, G, Ginv, Gfail, eps_abs, eps_rel, eps_inf);
+      scatter(x_out, e.xs, b0, batch, n);
+      scatter(y_out, e.ys, b0, batch, m);
+      scatter(prim_out, e.prim, b0, batch, 1);
+      scatter(dual_out, e.dual, b0, batch, 1);
+      for (int k = 0; k < LANES && b0 + k < batch; k++) status_out[b0 + k] = (int64_t)e.status[k];
+    }
+    free(pool);
+    free(rowptr);
+    free(cols);
+  }
+  free(shared);
+  return status;
 }

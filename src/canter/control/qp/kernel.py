@@ -27,8 +27,6 @@ from pathlib import Path
 
 import torch
 
-from canter.control.qp.problem import Rows, Scaled
-
 SOURCE = Path(__file__).with_name("ipm_kernel.c")
 FLAGS = ("-O3", "-march=native", "-fopenmp", "-fno-math-errno", "-fno-trapping-math", "-shared", "-fPIC", "-std=c11")
 _REAL = {torch.float64: "double", torch.float32: "float"}
@@ -77,13 +75,9 @@ def _build(dtype: torch.dtype) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(path))
     real_p, i64, i32 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
     real = ctypes.c_double if dtype == torch.float64 else ctypes.c_float
-    lib.canter_ipm.restype = i32
-    lib.canter_ipm.argtypes = [i64, i32, i32, i32, real, real, real, *[real_p] * 3, i32, *[real_p] * 7, i32]
-    lib.canter_qp_prepare.restype = None
-    lib.canter_qp_prepare.argtypes = [i64, i32, i32, *[real_p] * 3, i32, *[real_p] * 2, i32, *[real_p] * 9, i32]
-    lib.canter_qp_finish.restype = None
-    lib.canter_qp_finish.argtypes = [i64, i32, i32, *[real_p] * 3, i32, *[real_p] * 10, real, real, real,
-                                     *[real_p] * 3, i32]
+    lib.canter_qp_solve.restype = i32
+    lib.canter_qp_solve.argtypes = [i64, i32, i32, *[real_p] * 3, i32, *[real_p] * 4, i32, i32, *[real] * 6,
+                                    *[real_p] * 5, i32]
     return lib
 
 
@@ -108,68 +102,29 @@ def available(tensor: torch.Tensor) -> bool:
     return tensor.device.type == "cpu" and load(tensor.dtype) is not None
 
 
-def run_ipm(s: Scaled, x: torch.Tensor, y: torch.Tensor | None, iterations: int, regularization: float,
-            eq_gap: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """`ipm.ipm` in the kernel (set-up, iterations, best iterate): returns x̄ (B, n), ȳ (B, m), the last
-    step Δx̄ and the last multipliers."""
-    lib = load(s.P.dtype)
+def solve(P, q, A, l, u, x0, y0, iterations: int, passes: int, regularization: float, eq_gap: float,
+          eps_abs: float, eps_rel: float, eps_inf: float):
+    """The whole interior-point `solve` in the kernel (validation, Ruiz scaling, set-up, iterations,
+    best iterate, unscaling, residuals, certificates, status): x, y, status, primal and dual
+    residuals, with the meaning `qp.solve` gives them."""
+    lib = load(P.dtype)
     assert lib is not None
-    batch, n, m = s.P.shape[0], s.P.shape[1], s.l.shape[1]
-    P, q, A, l, u = (t.contiguous() for t in (s.P, s.q, s.A.A, s.l, s.u))
-    x = x.clone(memory_format=torch.contiguous_format)
-    y0 = None if y is None else y.contiguous()
-    y_out, dx, dy = torch.empty_like(l), torch.empty_like(x), torch.empty_like(l)
-    tol = 100 * torch.finfo(P.dtype).eps
-    status = lib.canter_ipm(
-        batch, n, m, iterations, regularization, tol, eq_gap, P.data_ptr(), q.data_ptr(), A.data_ptr(),
-        int(s.A.shared), l.data_ptr(), u.data_ptr(), x.data_ptr(), None if y0 is None else y0.data_ptr(),
-        y_out.data_ptr(), dx.data_ptr(), dy.data_ptr(), torch.get_num_threads(),
-    )
-    if status != 0:
-        raise MemoryError("canter.control.qp: the fused kernel could not allocate its work space")
-    return x, y_out, dx, dy
-
-
-def _shared_rows(A: torch.Tensor) -> tuple[torch.Tensor, bool]:
-    """A (B, m, n) as the kernel takes it: one contiguous (m, n) when expanded over the batch."""
     shared = A.shape[0] > 0 and A.stride(0) == 0
-    return (A[0] if shared else A).contiguous(), shared
-
-
-def prepare(P, q, A, l, u, passes: int) -> tuple[torch.Tensor, Scaled]:
-    """`problem.invalid_problems` and `problem.sanitize_and_scale` in one pass of the kernel."""
-    lib = load(P.dtype)
-    assert lib is not None
-    rows, shared = _shared_rows(A)
+    rows = (A[0] if shared else A).contiguous()
     P, q, l, u = (t.contiguous() for t in (P, q, l, u))
+    x0 = None if x0 is None else x0.to(P).contiguous()
+    y0 = None if y0 is None else y0.to(P).contiguous()
     batch, n, m = P.shape[0], P.shape[1], l.shape[1]
-    invalid = torch.empty(batch, dtype=torch.uint8)
-    P_out, q_out, A_out = torch.empty_like(P), torch.empty_like(q), torch.empty_like(rows)
-    l_out, u_out, E = torch.empty_like(l), torch.empty_like(u), torch.empty_like(l)
-    D, cost = torch.empty_like(q), torch.empty(batch, 1, dtype=P.dtype)
-    lib.canter_qp_prepare(batch, n, m, P.data_ptr(), q.data_ptr(), rows.data_ptr(), int(shared), l.data_ptr(),
-                          u.data_ptr(), passes, invalid.data_ptr(), P_out.data_ptr(), q_out.data_ptr(),
-                          A_out.data_ptr(), l_out.data_ptr(), u_out.data_ptr(), D.data_ptr(), E.data_ptr(),
-                          cost.data_ptr(), torch.get_num_threads())
-    scaled_rows = Rows(A_out.expand(batch, m, n) if shared else A_out, shared=shared)
-    return invalid.bool(), Scaled(P=P_out, q=q_out, A=scaled_rows, l=l_out, u=u_out, D=D, E=E, cost=cost)
-
-
-def finish(P, q, A, l, u, invalid, s: Scaled, x, y, dx, dy, eps_abs: float, eps_rel: float, eps_inf: float):
-    """x, y, status, primal and dual residuals from the scaled solution: `solve._finish` (and the
-    unscaling before it) in the kernel."""
-    lib = load(P.dtype)
-    assert lib is not None
-    rows, shared = _shared_rows(A)
-    P, q, l, u, dx, dy = (t.contiguous() for t in (P, q, l, u, dx, dy))
-    D, E, cost = s.D.contiguous(), s.E.contiguous(), s.cost.contiguous()
-    x, y = x.contiguous().clone(), y.contiguous().clone()
-    invalid = invalid.to(torch.uint8).contiguous()
-    batch = P.shape[0]
+    x, y = torch.empty_like(q), torch.empty_like(l)
     status = torch.empty(batch, dtype=torch.int64)
     prim, dual = torch.empty(batch, dtype=P.dtype), torch.empty(batch, dtype=P.dtype)
-    lib.canter_qp_finish(batch, P.shape[1], l.shape[1], P.data_ptr(), q.data_ptr(), rows.data_ptr(), int(shared),
-                         l.data_ptr(), u.data_ptr(), invalid.data_ptr(), D.data_ptr(), E.data_ptr(), cost.data_ptr(),
-                         x.data_ptr(), y.data_ptr(), dx.data_ptr(), dy.data_ptr(), eps_abs, eps_rel, eps_inf,
-                         status.data_ptr(), prim.data_ptr(), dual.data_ptr(), torch.get_num_threads())
+    tol = 100 * torch.finfo(P.dtype).eps
+    failed = lib.canter_qp_solve(
+        batch, n, m, P.data_ptr(), q.data_ptr(), rows.data_ptr(), int(shared), l.data_ptr(), u.data_ptr(),
+        None if x0 is None else x0.data_ptr(), None if y0 is None else y0.data_ptr(), iterations, passes,
+        regularization, tol, eq_gap, eps_abs, eps_rel, eps_inf, x.data_ptr(), y.data_ptr(), status.data_ptr(),
+        prim.data_ptr(), dual.data_ptr(), torch.get_num_threads(),
+    )
+    if failed:
+        raise MemoryError("canter.control.qp: the fused kernel could not allocate its work space")
     return x, y, status, prim, dual

@@ -102,21 +102,18 @@ def solve(
         raise CanterError(f"qp.solve: kernel='fused' needs method='ipm' and float CPU tensors with a C compiler "
                           f"(got {method}, {P.dtype} on {P.device})")
     if fused:
-        invalid, s = qp_kernel.prepare(P, q, A, l, u, scaling_iterations)
-    else:
-        invalid = invalid_problems(P, q, A, l, u)
-        s = sanitize_and_scale(P, q, A, l, u, invalid, scaling_iterations)
+        x, y, status, prim, dual = qp_kernel.solve(P, q, A, l, u, x0, y0, iterations, scaling_iterations,
+                                                   regularization, eq_gap, eps_abs, eps_rel, eps_infeasible)
+        return x, QPInfo(status=status, primal_residual=prim, dual_residual=dual, y=y, iterations=iterations)
+    invalid = invalid_problems(P, q, A, l, u)
+    s = sanitize_and_scale(P, q, A, l, u, invalid, scaling_iterations)
     x = torch.zeros(batch, n, dtype=P.dtype, device=P.device) if x0 is None else x0.to(P) / s.D
     x = torch.where(torch.isfinite(x), x, 0.0)
     y = None if y0 is None else torch.where(torch.isfinite(y0), y0.to(P), 0.0) * s.cost / s.E
     if method == "ipm":
-        x, y, dx, dy = ipm(s, x, y, iterations, regularization, eq_gap, step=_ipm_step(compile), fused=fused)
+        x, y, dx, dy = ipm(s, x, y, iterations, regularization, eq_gap, step=_ipm_step(compile))
     else:
         x, y, dx, dy = admm(s, x, y, iterations, rho, sigma, alpha, rho_updates)
-    if fused:
-        x, y, status, prim, dual = qp_kernel.finish(P, q, A, l, u, invalid, s, x, y, dx, dy, eps_abs, eps_rel,
-                                                    eps_infeasible)
-        return x, QPInfo(status=status, primal_residual=prim, dual_residual=dual, y=y, iterations=iterations)
     x, y, dx, dy = s.D * x, s.E * y / s.cost, s.D * dx, s.E * dy / s.cost
     return _finish(P, q, A, l, u, invalid, x, y, dx, dy, iterations, eps_abs, eps_rel, eps_infeasible)
 
