@@ -27,6 +27,7 @@ import torch
 
 from canter.bench.report import machine_info
 from canter.control.qp import QPStatus, grf_problem, kkt_residual, solve
+from canter.control.qp import kernel as qp_kernel
 from canter.core.device import available_cores, torch_threads
 from canter.core.errors import CanterError, ConfigError
 
@@ -167,8 +168,8 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
     dtype = getattr(torch, cfg.dtype)
     ours = tuple(t.to(dtype) for t in problems)
 
-    def canter_solve(iterations: int):
-        return solve(*ours, iterations=iterations, method=cfg.method)  # type: ignore[arg-type]
+    def canter_solve(iterations: int, kernel: str = "auto"):
+        return solve(*ours, iterations=iterations, method=cfg.method, kernel=kernel)  # type: ignore[arg-type]
 
     def canter_accuracy(iterations: int) -> Accuracy:
         x, info = canter_solve(iterations)
@@ -196,12 +197,18 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
         osqp_run = _osqp_loop(problems, osqp_eps)
         fill, prox_run, _ = _proxsuite_batch(problems, prox_eps, threads)
         solved = int((canter_solve(iterations)[1].status == QPStatus.SOLVED).sum())
-        rates: dict[str, list[float]] = {"canter": [], "osqp": [], "proxsuite": [], "proxsuite_with_setup": []}
+        x_torch, info_torch = canter_solve(iterations, "torch")  # the code path GPUs run, here on the CPU
+        torch_kkt = _accuracy(problems, x_torch.double(), info_torch.y.double(), cfg.target_kkt)
+        rates: dict[str, list[float]] = {"canter": [], "canter_torch": [], "osqp": [], "proxsuite": [],
+                                         "proxsuite_with_setup": []}
         cpu_rates: dict[str, list[float]] = {key: [] for key in rates}
         for rep in range(cfg.repeats):
             wall, cpu = _timed(lambda: canter_solve(iterations))
             rates["canter"].append(cfg.batch / wall)
             cpu_rates["canter"].append(cfg.batch / cpu)
+            wall, cpu = _timed(lambda: canter_solve(iterations, "torch"))
+            rates["canter_torch"].append(cfg.batch / wall)
+            cpu_rates["canter_torch"].append(cfg.batch / cpu)
             wall, cpu = _timed(osqp_run)
             rates["osqp"].append(cfg.batch / wall)
             cpu_rates["osqp"].append(cfg.batch / cpu)
@@ -219,11 +226,13 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
         "problem": "grf: 12 variables, 20 rows (4 feet x [fz bounds, 4-face friction pyramid]), random stances",
         "max_kkt_residual": canter_kkt.max_kkt, "canter_above_target": canter_kkt.above_target,
         "canter_solved": solved,
+        "canter_kernel": "fused" if cfg.method == "ipm" and qp_kernel.available(ours[0]) else "torch",
+        "canter_torch_max_kkt_residual": torch_kkt.max_kkt, "canter_torch_above_target": torch_kkt.above_target,
         "osqp_max_kkt_residual": osqp_kkt.max_kkt, "osqp_above_target": osqp_kkt.above_target, "osqp_eps_abs": osqp_eps,
         "proxsuite_max_kkt_residual": prox_kkt.max_kkt, "proxsuite_above_target": prox_kkt.above_target,
         "proxsuite_eps_abs": prox_eps,
     }
-    names = {"canter": "canter", "osqp": "osqp_loop", "proxsuite": "proxsuite_batch",
+    names = {"canter": "canter", "canter_torch": "canter_torch", "osqp": "osqp_loop", "proxsuite": "proxsuite_batch",
              "proxsuite_with_setup": "proxsuite_batch_with_setup"}
     for key, values in rates.items():
         result[f"{names[key]}_problems_per_s"] = statistics.median(values)
@@ -253,15 +262,16 @@ def plot_qp(result: dict, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = ["Canter (torch, batched)", "OSQP (Python loop)", "proxsuite BatchQP\n(solve only)", "proxsuite BatchQP\n(init + solve)"]
-    keys = ["canter", "osqp_loop", "proxsuite_batch", "proxsuite_batch_with_setup"]
-    kkt = [result["max_kkt_residual"], result["osqp_max_kkt_residual"], result["proxsuite_max_kkt_residual"],
-           result["proxsuite_max_kkt_residual"]]
-    fig, ax = plt.subplots(figsize=(7.5, 4))
+    labels = [f"Canter\n({result['canter_kernel']})", "Canter\n(torch ops)", "OSQP\n(Python loop)",
+              "proxsuite BatchQP\n(solve only)", "proxsuite BatchQP\n(init + solve)"]
+    keys = ["canter", "canter_torch", "osqp_loop", "proxsuite_batch", "proxsuite_batch_with_setup"]
+    kkt = [result["max_kkt_residual"], result["canter_torch_max_kkt_residual"], result["osqp_max_kkt_residual"],
+           result["proxsuite_max_kkt_residual"], result["proxsuite_max_kkt_residual"]]
+    fig, ax = plt.subplots(figsize=(8.5, 4))
     values = [result[f"{k}_problems_per_s"] for k in keys]
     errors = [[v - result[f"{k}_problems_per_s_min"] for k, v in zip(keys, values, strict=True)],
               [result[f"{k}_problems_per_s_max"] - v for k, v in zip(keys, values, strict=True)]]
-    bars = ax.bar(labels, values, yerr=errors, color=["tab:blue", "tab:gray", "tab:orange", "tab:orange"], capsize=4)
+    bars = ax.bar(labels, values, yerr=errors, color=["tab:blue", "tab:cyan", "tab:gray", "tab:orange", "tab:orange"], capsize=4)
     for bar, value, residual in zip(bars, values, kkt, strict=True):
         ax.annotate(f"{value:,.0f}/s\nKKT ≤ {residual:.1e}", (bar.get_x() + bar.get_width() / 2, value),
                     ha="center", va="bottom", fontsize=8)

@@ -358,7 +358,8 @@ def _qp(argv: list[str]) -> int:
                   f"{machine['cpu']} ({result['threads']} threads)", title_justify="left")
     for column in ("solver", "problems/s (median)", "min", "max", "problems/CPU-s", "max KKT residual", "setting"):
         table.add_column(column, justify="right")
-    rows = (("Canter qp.solve (batched)", "canter", "", "canter", f"{result['iterations']} iterations"),
+    rows = ((f"Canter qp.solve ({result['canter_kernel']})", "canter", "", "canter", f"{result['iterations']} iterations"),
+            ("Canter qp.solve (torch ops)", "canter_torch", "canter_torch_", "canter_torch", f"{result['iterations']} iterations"),
             ("OSQP, Python loop", "osqp_loop", "osqp_", "osqp", f"eps_abs {result['osqp_eps_abs']:g}"),
             ("proxsuite BatchQP, solve", "proxsuite_batch", "proxsuite_", "proxsuite", f"eps_abs {result['proxsuite_eps_abs']:g}"),
             ("proxsuite BatchQP, init + solve", "proxsuite_batch_with_setup", "proxsuite_", "proxsuite",
