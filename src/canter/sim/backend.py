@@ -77,7 +77,11 @@ class Simulator(ABC):
     @abstractmethod
     def field(self, name: str) -> torch.Tensor:
         """A live (num_envs, ...) view of an MjData field (e.g. 'xpos', 'xquat', 'site_xpos',
-        'cfrc_ext', 'subtree_com'). Derived fields follow the sensor stage."""
+        'cfrc_ext', 'subtree_com'). Derived fields follow the sensor stage.
+
+        On the cpu backend a derived field is filled by every step or forward from the first one
+        after it was asked for (MuJoCo's batch copies out the fields registered with it and keeps
+        no MjData between calls): ask for it when building the term, before reading it."""
 
     @abstractmethod
     def expand(self, name: str) -> torch.Tensor:

@@ -22,11 +22,6 @@ from canter.sim.config import SimCfg
 _UNSTABLE_WARNINGS = slice(int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQACC) + 1)
 
 
-# MjData fields that Batch binds as views of its state rows (always current, never stale)
-_STATE_ROWS = frozenset(("qpos", "qvel", "act", "ctrl", "qacc_warmstart", "xfrc_applied", "qfrc_applied",
-                         "mocap_pos", "mocap_quat", "eq_active", "time", "userdata", "plugin_state"))
-
-
 def _view(array: np.ndarray) -> torch.Tensor:
     """Zero-copy torch view of a numpy array (also of Batch's read-only output arrays)."""
     with warnings.catch_warnings():
@@ -52,7 +47,6 @@ class CpuSimulator(Simulator):
         self.num_threads = cfg.num_threads or available_cores()
         self.batch = Batch(model, num_envs, nthread=self.num_threads, persistent=False)
         self._fields: dict[str, torch.Tensor] = {}
-        self._called = False  # whether a step or forward has filled the bound outputs yet
         self._stage = int(
             mujoco.mjtStage.mjSTAGE_VEL if cfg.sensor_stage == "current" else mujoco.mjtStage.mjSTAGE_NONE
         )
@@ -79,7 +73,6 @@ class CpuSimulator(Simulator):
 
     def step(self, nstep: int = 1) -> None:
         failed: np.ndarray | None = None
-        self._called = True
         try:
             self.batch.step(nstep=nstep, stage=self._stage)
         except SimulationError as err:  # those sims kept their pre-call state; treat them as broken
@@ -127,7 +120,6 @@ class CpuSimulator(Simulator):
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
         ids = None if env_ids is None else env_ids.numpy()
-        self._called = True
         self.batch.forward(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_ACC))
 
     def field(self, name: str) -> torch.Tensor:
@@ -138,13 +130,6 @@ class CpuSimulator(Simulator):
             view = _view(self.batch.bind(name))
         except (ValueError, AttributeError, KeyError) as err:
             raise ConfigError(f"sim.field: MjData has no bindable field {name!r}") from err
-        if self._called and name not in _STATE_ROWS:
-            # Batch copies an output out after every call once it is registered; the batch is not
-            # persistent, so the values of the calls before cannot be recovered
-            warnings.warn(
-                f"sim.field({name!r}) was first asked for after the simulation ran: the cpu backend fills it "
-                "from the next step on; bind derived fields when building the env", RuntimeWarning, stacklevel=2,
-            )
         self._fields[name] = view
         return view
 
@@ -182,7 +167,6 @@ class CpuSimulator(Simulator):
         self.nonfinite_total.copy_(state["nonfinite_total"])
         self._warnings_seen = self._warning_count.sum(dim=1)
         self._warnings_total = int(self._warning_numbers.sum())
-        self._called = True
         self.batch.forward(stage=int(mujoco.mjtStage.mjSTAGE_ACC))
 
     def model_bytes(self) -> int:
