@@ -6,9 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from canter.control.qp import grf_problem
+from canter.control.qp import grf_problem, kernel
 
 proxsuite = pytest.importorskip("proxsuite")
+
+# the fused CPU kernel needs a C compiler; without one `solve` runs the torch path
+requires_kernel = pytest.mark.skipif(
+    not kernel.available(torch.zeros(1, dtype=torch.float64)), reason="no C compiler: the fused QP kernel cannot be built"
+)
+FUSED = pytest.param("fused", marks=requires_kernel)
 
 
 def random_qps(batch: int, n: int, m: int, seed: int, *, strictly_convex: bool = True, dtype=torch.float64):

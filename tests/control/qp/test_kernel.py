@@ -9,9 +9,10 @@ import torch
 from canter.control.qp import QPStatus, kernel, solve
 from canter.core.errors import CanterError
 
-from .conftest import grf_batch, random_qps
+from .conftest import grf_batch, random_qps, requires_kernel
 
 
+@requires_kernel
 @pytest.mark.parametrize("iterations", [1, 3, 10])
 @pytest.mark.parametrize("shared", [True, False])
 def test_fused_iterates_equal_torch_iterates(iterations, shared):
@@ -27,6 +28,7 @@ def test_fused_iterates_equal_torch_iterates(iterations, shared):
     assert torch.allclose(info_f.primal_residual, info_t.primal_residual, rtol=1e-6, atol=1e-9 * scale)
 
 
+@requires_kernel
 def test_fused_matches_torch_on_random_qps_with_warm_start():
     P, q, A, l, u = random_qps(19, 7, 9, seed=12)
     x, info = solve(P, q, A, l, u, iterations=6, kernel="torch")
@@ -36,6 +38,7 @@ def test_fused_matches_torch_on_random_qps_with_warm_start():
     assert torch.equal(i_f.status, i_t.status)
 
 
+@requires_kernel
 def test_fused_flags_every_kind_of_bad_problem_like_torch():
     P, q, A, l, u = random_qps(9, 4, 5, seed=21)
     P[1, 0, 0] = float("nan")
@@ -50,6 +53,7 @@ def test_fused_flags_every_kind_of_bad_problem_like_torch():
     assert torch.allclose(results[0][0], results[1][0], atol=1e-9, rtol=0)
 
 
+@requires_kernel
 def test_kernel_option_errors_and_fallback(monkeypatch, tmp_path):
     P, q, A, l, u = random_qps(3, 3, 2, seed=0)
     with pytest.raises(CanterError, match="kernel must be"):

@@ -8,14 +8,14 @@ import torch
 from canter.control.qp import QPStatus, kkt_residual, solve
 from canter.core.errors import CanterError
 
-from .conftest import grf_batch, random_qps, reference
+from .conftest import FUSED, grf_batch, random_qps, reference
 
 
 def _objective(P, q, x):
     return 0.5 * (x[:, None, :] @ P @ x[..., None])[:, 0, 0] + (q * x).sum(-1)
 
 
-KERNELS = pytest.mark.parametrize("kernel", ["fused", "torch"])
+KERNELS = pytest.mark.parametrize("kernel", [FUSED, "torch"])
 
 
 @KERNELS
@@ -78,7 +78,7 @@ def _infeasible_batch():
     return P, q, A, l, u
 
 
-@pytest.mark.parametrize(("method", "kernel"), [("ipm", "fused"), ("ipm", "torch"), ("admm", "auto")])
+@pytest.mark.parametrize(("method", "kernel"), [pytest.param("ipm", "fused", marks=FUSED.marks), ("ipm", "torch"), ("admm", "auto")])
 def test_infeasible_problems_are_flagged(method, kernel):
     x, info = solve(*_infeasible_batch(), method=method, kernel=kernel)
     assert info.status.tolist() == [QPStatus.SOLVED, QPStatus.PRIMAL_INFEASIBLE, QPStatus.DUAL_INFEASIBLE]
@@ -103,7 +103,7 @@ def test_bad_inputs_are_flagged_without_touching_the_others(kernel):
         assert torch.allclose(x[i], x_clean[i], atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize(("method", "iterations", "kernel"), [("ipm", 8, "fused"), ("ipm", 8, "torch"), ("admm", 40, "auto")])
+@pytest.mark.parametrize(("method", "iterations", "kernel"), [pytest.param("ipm", 8, "fused", marks=FUSED.marks), ("ipm", 8, "torch"), ("admm", 40, "auto")])
 def test_warm_start_reduces_the_residual(method, iterations, kernel):
     P, q, A, l, u = grf_batch(128, seed=5)
     x, info = solve(P, q, A, l, u, kernel=kernel)
