@@ -1,6 +1,7 @@
-/* Fused CPU kernel of the batched Mehrotra interior-point method (canter/control/qp/ipm.py).
+/* Fused CPU kernel of `qp.solve` with the interior-point method: validation, scaling, the
+ * Mehrotra iterations of canter/control/qp/ipm.py, unscaling, residuals, certificates and status.
  *
- * The same iteration as `ipm_step`, formula for formula, but compiled: problems are taken in
+ * The same algorithm as the torch path, formula for formula, but compiled: problems are taken in
  * groups of LANES, stored lane-interleaved (value i of the group's problems at v[i*LANES + k]), so
  * every loop below runs over the LANES problems of a group with one SIMD instruction; groups are
  * spread over OpenMP threads. Entries of A that are zero in every problem of a group are skipped
@@ -34,7 +35,7 @@ typedef struct {
   int *rowptr, *cols;                               /* nonzero columns of each row */
   real *x, *w, *z, *best_merit, *best_x, *best_z, *dxs; /* state */
   real *rd, *rp, *mu, *merit, *M, *invdiag, *frozen; /* work */
-  real *rhs, *t, *dx, *dw, *dz, *Ax, *alpha, *mu_aff, *sigma, *rc, *invw, *invz, *dd;
+  real *rhs, *t, *dx, *dw, *dz, *Ax, *alpha, *sigma, *rc, *invw, *invz, *dd;
 } Group;
 
 /* out (n) = Aᵀ (v[:m] − v[m:])  (v has 2m entries), or Aᵀ v when two_sided == 0; A in lanes with
@@ -564,7 +565,7 @@ int canter_qp_solve(int64_t batch, int n, int m, const real *P, const real *q, c
         (size_t)n * n, n, (size_t)m * n, m2, m2, 1,         /* P q A d mask count */
         n, m2, m2, 1, n, m2, n,                             /* x w z best_merit best_x best_z dxs */
         n, m2, 1, 1, (size_t)n * n, n, 1,                   /* rd rp mu merit M invdiag frozen */
-        n, m2, n, m2, m2, m, 1, 1, 1, m2, m2, m2, m,        /* rhs t dx dw dz Ax alpha mu_aff sigma rc invw invz dd */
+        n, m2, n, m2, m2, m, 1, 1, m2, m2, m2, m,           /* rhs t dx dw dz Ax alpha sigma rc invw invz dd */
         (size_t)n * n, n, (size_t)m * n, m, m,              /* Pr qr Ar lr ur */
         1, n, m, 1, n, m, n, m, n, m, n, m, 1, 1, 1,        /* bad D E cost xs ys dxs dys cm ra v c status prim dual */
         (size_t)n * n, n, 1,                                /* G Ginv Gfail */
@@ -588,10 +589,10 @@ int canter_qp_solve(int64_t batch, int n, int m, const real *P, const real *q, c
     }
     Group g = {n, m, a[0], a[1], a[2], a[3], a[4], a[5], rowptr, cols, a[6], a[7], a[8], a[9], a[10], a[11],
                a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22], a[23], a[24],
-               a[25], a[26], a[27], a[28], a[29], a[30], a[31], a[32]};
-    Extra e = {a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43], a[44],
-               a[45], a[46], a[47], a[48], a[49], a[50], a[51], a[52]};
-    real *G = a[53], *Ginv = a[54], *Gfail = a[55];
+               a[25], a[26], a[27], a[28], a[29], a[30], a[31]};
+    Extra e = {a[32], a[33], a[34], a[35], a[36], a[37], a[38], a[39], a[40], a[41], a[42], a[43],
+               a[44], a[45], a[46], a[47], a[48], a[49], a[50], a[51]};
+    real *G = a[52], *Ginv = a[53], *Gfail = a[54];
 #pragma omp for schedule(static)
     for (int64_t gi = 0; gi < groups; gi++) {
       if (!ok) continue;

@@ -1,14 +1,15 @@
-"""The fused CPU kernel of the interior-point iteration (ipm_kernel.c): built on first use with the
-system's C compiler, cached, and called through ctypes on the tensors' memory (no copies).
+"""The fused CPU kernel of the interior-point `solve` (ipm_kernel.c): built on first use with the
+system's C compiler, cached, and called through ctypes on the tensors' memory.
 
 Eager torch runs the ~130 small ops of one Mehrotra iteration one after another over the whole
 batch, so on a CPU the 12-variable GRF problem is bound by memory traffic and op dispatch; the
-kernel keeps 8 problems in SIMD registers for a whole iteration and runs the batch on OpenMP
-threads (BENCHMARKS.md §8). It computes the same iterates as `ipm_step` to round-off, and is used
-for CPU tensors when it builds; otherwise (no compiler, other devices) the torch path runs.
+kernel runs the whole solve for 16 problems side by side in SIMD lanes, groups of them on OpenMP
+threads (BENCHMARKS.md §8: 15x the torch path). It computes the same iterates as `ipm_step` to
+round-off, and is used for float CPU tensors when it builds; otherwise (no compiler, other
+devices) the torch path runs.
 
 The library is cached under $CANTER_CACHE (default ~/.cache/canter) by a hash of the source, the
-flags and the compiler, written atomically, so concurrent processes (torchrun ranks) can race
+flags, the compiler and the CPU, written atomically, so concurrent processes (torchrun ranks) can race
 to build it safely. CANTER_QP_KERNEL=0 disables it.
 """
 
