@@ -137,13 +137,13 @@ def ipm(
         z = mask.clone()
     else:
         z = (torch.cat((y.clamp(min=0.0), (-y).clamp(min=0.0)), -1) + WARM_MULTIPLIER) * mask
-    m = s.l.shape[1]
     state = (x, w, z, torch.full_like(x[:, :1], float("inf")), x, z, torch.zeros_like(x))
     for _ in range(iterations):
         state = step(data, state)
     x, w, z, best_merit, best_x, best_z, dx = state
     merit = _residuals(data, x, w, z)[3]
     better = merit < best_merit
+    m = s.l.shape[1]
     # certificates: an infeasible problem's multipliers grow along a Farkas direction, an
     # unbounded one's x along a recession direction; the last iterates show them best
     certificate_x, certificate_y = dx, z[:, :m] - z[:, m:]

@@ -79,11 +79,11 @@ def solve(
             iterations at which ρ is adapted (each costs a refactorization).
         compile: ipm only: run the iteration through torch.compile (fuses the elementwise work;
             the first call per shape compiles for minutes; measured 1.3x on a 2-core CPU).
-        kernel: ipm only: "fused" runs the iterations in the compiled CPU kernel (`qp.kernel`: SIMD
-            over 8 problems, OpenMP over the batch; same iterates to round-off), "torch" in torch
-            ops, "auto" (default) the kernel for float32/float64 CPU tensors when it builds (needs
-            a C compiler; built once and cached), else torch. The pre- and post-processing
-            (validation, scaling, residuals, status) is torch in every case.
+        kernel: ipm only: "fused" runs the whole solve (validation, scaling, iterations,
+            residuals, status) in the compiled CPU kernel (`qp.kernel`: SIMD over 16 problems,
+            OpenMP over the batch; same iterates to round-off), "torch" in torch ops, "auto"
+            (default) the kernel for float32/float64 CPU tensors when it builds (needs a C
+            compiler; built once and cached) and compile is off, else torch.
 
     Returns:
         x: (B, n) solutions, finite for every problem (zero for INVALID ones).
@@ -99,8 +99,8 @@ def solve(
         raise CanterError(f"qp.solve: kernel must be 'auto', 'fused' or 'torch', got {kernel!r}")
     fused = method == "ipm" and not compile and kernel != "torch" and qp_kernel.available(P)
     if kernel == "fused" and not fused:
-        raise CanterError(f"qp.solve: kernel='fused' needs method='ipm' and float CPU tensors with a C compiler "
-                          f"(got {method}, {P.dtype} on {P.device})")
+        raise CanterError(f"qp.solve: kernel='fused' needs method='ipm', compile=False and float CPU tensors "
+                          f"with a C compiler (got {method}, compile={compile}, {P.dtype} on {P.device})")
     if fused:
         x, y, status, prim, dual = qp_kernel.solve(P, q, A, l, u, x0, y0, iterations, scaling_iterations,
                                                    regularization, eq_gap, eps_abs, eps_rel, eps_infeasible)
@@ -114,8 +114,8 @@ def solve(
         x, y, dx, dy = ipm(s, x, y, iterations, regularization, eq_gap, step=_ipm_step(compile))
     else:
         x, y, dx, dy = admm(s, x, y, iterations, rho, sigma, alpha, rho_updates)
-    x, y, dx, dy = s.D * x, s.E * y / s.cost, s.D * dx, s.E * dy / s.cost
-    return _finish(P, q, A, l, u, invalid, x, y, dx, dy, iterations, eps_abs, eps_rel, eps_infeasible)
+    return _finish(P, q, A, l, u, invalid, s.D * x, s.E * y / s.cost, s.D * dx, s.E * dy / s.cost,
+                   iterations, eps_abs, eps_rel, eps_infeasible)
 
 
 def _finish(P, q, A, l, u, invalid, x, y, dx, dy, iterations, eps_abs, eps_rel, eps_inf):
