@@ -15,13 +15,13 @@ from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
 from canter.envs.env_cfg import EnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.managers.action import joint_position_action
-from canter.managers.command import UniformVelocityCommandCfg
 from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.term import TermCfg
 from canter.managers.termination import TerminationTermCfg
+from canter.mdp.actions import joint_position_action
+from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path, load_model
 from canter.terrains import (
