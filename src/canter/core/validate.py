@@ -144,11 +144,6 @@ def require_in_range(cfg: Any, name: str, low: float, high: float) -> None:
         raise FieldError(name, f"must be in [{low}, {high}], got {value}")
 
 
-def require_optional(cfg: Any, name: str, check: Any, *args: Any) -> None:
-    """Run `check(cfg, name, *args)` unless the field is None."""
-    if getattr(cfg, name) is not None:
-        check(cfg, name, *args)
-
 
 def require_pair(
     cfg: Any, name: str, *, ordered: bool = True, minimum: float | None = None, strict: bool = False
