@@ -59,7 +59,6 @@ class Terrain:
         )
         self.env_origins = self.origins_grid[self.terrain_levels, self.terrain_types].clone()
 
-    @property
     # --- MuJoCo model -------------------------------------------------------------------------
     def edit_spec(self, spec: mujoco.MjSpec) -> None:
         """Spec edit: replace the world geom named "floor" (or add one) by the heightfield geom,
