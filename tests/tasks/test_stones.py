@@ -21,7 +21,6 @@ from canter.mdp import controller_action as ctl
 from canter.mdp.controller_action import ACTION_DIM, QuadrupedControllerAction
 from canter.tasks import REGISTRY
 from canter.tasks.stones import mdp as stones
-from canter.terrains import SUB_TERRAIN_TYPES
 
 
 @pytest.fixture(autouse=True)
@@ -131,7 +130,7 @@ def test_level_evaluation_runs_one_episode_per_env():
     assert env.terrain.terrain_levels.tolist() == [0, 0, 9, 9]
     names = env.termination_manager.names
     assert env.terrain.map is not None
-    assert all(SUB_TERRAIN_TYPES[env.terrain.map.types[0, int(c)]] == "stone_rows" for c in env.terrain.terrain_types)
+    assert all(env.terrain.map.names[env.terrain.map.types[0, int(c)]] == "stone_rows" for c in env.terrain.terrain_types)
     outcome = run_episodes(env, HeuristicPolicy(env.num_actions))
     assert outcome["length"].tolist() == [10, 10, 10, 10]  # 0.2 s at 50 Hz: time-outs
     rows = level_table([0, 9], 2, outcome, names)

@@ -8,10 +8,13 @@ import hashlib
 import pytest
 
 from canter.terrains import (
+    SUB_TERRAIN_TYPES,
+    TerrainCfg,
     generate_terrain,
     rough_terrain_cfg,
     stepping_stones_terrain_cfg,
     stone_rows_terrain_cfg,
+    sub_terrain_mix,
 )
 
 DIGESTS = {
@@ -32,3 +35,17 @@ def test_shipped_terrains_generate_the_same_bits(name: str):
     digest, shape = DIGESTS[name]
     assert heights.shape == shape
     assert hashlib.sha256(heights.tobytes()).hexdigest() == digest
+
+
+def test_random_layout_of_every_type_generates_the_same_bits():
+    """curriculum=False: types and difficulties drawn per block, every standard type present."""
+    cfg = TerrainCfg(
+        num_rows=3, num_cols=9, size=(4.0, 4.0), border_width=1.0, curriculum=False, seed=7,
+        sub_terrains=sub_terrain_mix(**dict.fromkeys(SUB_TERRAIN_TYPES, 1.0)),
+    )
+    terrain_map = generate_terrain(cfg)
+    assert terrain_map.names == SUB_TERRAIN_TYPES
+    digest = hashlib.sha256(terrain_map.heights.tobytes()).hexdigest()
+    assert digest == "22c6ac8768738006752513b2a3a94ba3c6252d816de3cdb8c397ac9e390eee15"
+    types = hashlib.sha256(terrain_map.types.astype("int64").tobytes()).hexdigest()
+    assert types == "acd0894de25aa8c5460c0af9196f8f45f38c4ed7289a00826f7f0de18fe385c0"

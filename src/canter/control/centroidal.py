@@ -52,7 +52,7 @@ class BodyControllerCfg(Validated):
         require_at_least(self, "fz_min", 0.0)
         require_finite(self, "fz_max")
         if not self.fz_min < self.fz_max:
-            raise fail("fz_max", f"need fz_min < fz_max, got {self.fz_min}, {self.fz_max}")
+            raise fail("fz_min", f"need fz_min < fz_max, got {self.fz_min}, {self.fz_max}")
         require_at_least(self, "qp_iterations", 1, integer=True)
         require_choice(self, "solver")
 

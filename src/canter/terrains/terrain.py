@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from canter.core.errors import ConfigError
+from canter.core.validate import validate_tree
 from canter.terrains.config import TerrainCfg
 from canter.terrains.generator import TerrainMap, generate_terrain
 
@@ -34,7 +35,7 @@ class Terrain:
     def __init__(
         self, cfg: TerrainCfg, num_envs: int, device: torch.device | str, generator: torch.Generator
     ):
-        cfg.validate()
+        validate_tree(cfg)
         self.cfg = cfg
         self.num_envs = num_envs
         self.device = torch.device(device)
