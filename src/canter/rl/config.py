@@ -1,7 +1,8 @@
 """Typed configs of the policy network and of the on-policy learning algorithm.
 
 Defaults are the values legged_gym / rsl_rl users know. Each config validates itself at construction
-and raises ConfigError naming the offending field. `ppo_cfg()` and `a2c_cfg()` return fresh configs.
+(canter.core.validate) and raises ConfigError naming the offending field. `ppo_cfg()` and
+`a2c_cfg()` return fresh configs.
 """
 
 from __future__ import annotations
@@ -9,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from canter.core.errors import ConfigError
+from canter.core.validate import (
+    Validated,
+    fail,
+    require_at_least,
+    require_choice,
+    require_in_range,
+    require_positive,
+)
 
 Activation = Literal["elu", "relu", "tanh"]
 NoiseStdType = Literal["scalar", "log"]
@@ -18,23 +26,8 @@ Algorithm = Literal["ppo", "a2c"]
 Schedule = Literal["adaptive", "fixed"]
 
 
-def _check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ConfigError(f"{field}: {value!r} is not one of {', '.join(repr(c) for c in choices)}")
-
-
-def _check_positive(field: str, value: float) -> None:
-    if not value > 0:
-        raise ConfigError(f"{field}: must be > 0, got {value}")
-
-
-def _check_unit_interval(field: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{field}: must be in [0, 1], got {value}")
-
-
 @dataclass(kw_only=True)
-class PolicyCfg:
+class PolicyCfg(Validated):
     """The actor-critic network.
 
     actor_hidden_dims, critic_hidden_dims: widths of the hidden layers of each MLP.
@@ -62,31 +55,27 @@ class PolicyCfg:
     critic_obs_groups: tuple[str, ...] = ("critic",)
     normalize_obs: bool = False
 
-    def __post_init__(self) -> None:
+    config_name = "policy"
+
+    def validate(self) -> None:
         for field in ("actor_hidden_dims", "critic_hidden_dims"):
             dims = tuple(getattr(self, field))
-            if any(int(d) != d or d < 1 for d in dims):
-                raise ConfigError(f"policy.{field}: every width must be a positive int, got {dims}")
+            if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
+                raise fail(field, f"every width must be a positive int, got {dims}")
             setattr(self, field, dims)
-        _check_choice("policy.activation", self.activation, ("elu", "relu", "tanh"))
-        _check_positive("policy.init_noise_std", self.init_noise_std)
-        _check_choice("policy.noise_std_type", self.noise_std_type, ("scalar", "log"))
-        _check_choice("policy.rnn_type", self.rnn_type, ("none", "gru", "lstm"))
-        if self.rnn_hidden_dim < 1:
-            raise ConfigError(f"policy.rnn_hidden_dim: must be >= 1, got {self.rnn_hidden_dim}")
-        if self.rnn_num_layers < 1:
-            raise ConfigError(f"policy.rnn_num_layers: must be >= 1, got {self.rnn_num_layers}")
+        require_choice(self, "activation", "noise_std_type", "rnn_type")
+        require_positive(self, "init_noise_std")
+        require_at_least(self, "rnn_hidden_dim", 1, integer=True)
+        require_at_least(self, "rnn_num_layers", 1, integer=True)
         for field in ("actor_obs_groups", "critic_obs_groups"):
             groups = tuple(getattr(self, field))
             if not groups or len(set(groups)) != len(groups):
-                raise ConfigError(
-                    f"policy.{field}: must be a non-empty tuple of distinct names, got {groups}"
-                )
+                raise fail(field, f"must be a non-empty tuple of distinct names, got {groups}")
             setattr(self, field, groups)
 
 
 @dataclass(kw_only=True)
-class AlgoCfg:
+class AlgoCfg(Validated):
     """The on-policy algorithm (PPO or A2C), its rollout length and its optimizer.
 
     algo: "ppo" (clipped surrogate, several epochs of minibatches) or "a2c" (one gradient step on the
@@ -124,36 +113,31 @@ class AlgoCfg:
     normalize_advantage_per_mini_batch: bool = False
     compile: bool = False
 
-    def __post_init__(self) -> None:
-        _check_choice("algo.algo", self.algo, ("ppo", "a2c"))
+    config_name = "algo"
+
+    def validate(self) -> None:
+        require_choice(self, "algo", "schedule")
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
-            value = getattr(self, field)
-            if int(value) != value or value < 1:
-                raise ConfigError(f"algo.{field}: must be an int >= 1, got {value}")
-        _check_positive("algo.clip_param", self.clip_param)
-        if self.value_loss_coef < 0:
-            raise ConfigError(f"algo.value_loss_coef: must be >= 0, got {self.value_loss_coef}")
-        if self.entropy_coef < 0:
-            raise ConfigError(f"algo.entropy_coef: must be >= 0, got {self.entropy_coef}")
-        _check_unit_interval("algo.gamma", self.gamma)
-        _check_unit_interval("algo.lam", self.lam)
-        _check_choice("algo.schedule", self.schedule, ("adaptive", "fixed"))
-        _check_positive("algo.learning_rate", self.learning_rate)
-        _check_positive("algo.desired_kl", self.desired_kl)
-        _check_positive("algo.min_learning_rate", self.min_learning_rate)
+            require_at_least(self, field, 1, integer=True)
+        require_positive(self, "clip_param", "learning_rate", "desired_kl", "min_learning_rate", "max_grad_norm")
+        require_at_least(self, "value_loss_coef", 0.0)
+        require_at_least(self, "entropy_coef", 0.0)
+        require_in_range(self, "gamma", 0.0, 1.0)
+        require_in_range(self, "lam", 0.0, 1.0)
+        require_positive(self, "max_learning_rate")
         if self.max_learning_rate < self.min_learning_rate:
-            raise ConfigError(
-                f"algo.max_learning_rate: must be >= min_learning_rate ({self.min_learning_rate}), "
-                f"got {self.max_learning_rate}"
+            raise fail(
+                "max_learning_rate",
+                f"must be >= min_learning_rate ({self.min_learning_rate}), got {self.max_learning_rate}",
             )
         if self.schedule == "adaptive" and not (
             self.min_learning_rate <= self.learning_rate <= self.max_learning_rate
         ):
-            raise ConfigError(
-                f"algo.learning_rate: with the adaptive schedule it must lie in "
-                f"[{self.min_learning_rate}, {self.max_learning_rate}], got {self.learning_rate}"
+            raise fail(
+                "learning_rate",
+                f"with the adaptive schedule it must lie in [{self.min_learning_rate}, {self.max_learning_rate}], "
+                f"got {self.learning_rate}",
             )
-        _check_positive("algo.max_grad_norm", self.max_grad_norm)
 
 
 def ppo_cfg() -> AlgoCfg:
