@@ -12,6 +12,12 @@ orientation error 0.5 sum_i x_i x x_i^des over the frame axes) gives dq = J^T (J
 and the arm's position servos get q + dq. The Jacobian is the geometric one of a chain of hinges,
 column i = (a_i x (p - o_i), a_i) with a_i, o_i each joint's world axis and anchor (MjData xaxis,
 xanchor): the same torch code on both backends, no per-env call into the simulator.
+
+The servos start each step with the whole delta ahead of them and damp absolute joint velocity
+(force = kp (q_target - q) - kv qd), so at a steady speed the tcp covers about 60-70 % of each
+step's commanded delta (kp / kv = 20 /s for the big joints; measured 9.3 cm over 10 steps of +1 in
+x); a held action of 0 stops it within a step. Closed-loop controllers (the expert, a policy) do not
+care; scripts that need exact displacements iterate until the error is small.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ Actions are in the task's action space (canter.tasks.grasp.action): tcp deltas, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -145,7 +146,7 @@ class GraspExpert:
         return expert_action(phase, state, self.cfg, self.position_scale).float()
 
 
-def expert_success_rate(env: ManagerBasedRLEnv, expert: GraspExpert) -> tuple[float, float]:
+def expert_success_rate(env: ManagerBasedRLEnv, expert: Callable[[ManagerBasedRLEnv], torch.Tensor]) -> tuple[float, float]:
     """Run every env until it has ended one episode (from env.reset()) and return (fraction of
     those first episodes that ended by the `success` term, mean seconds to success over them)."""
     env.reset()
