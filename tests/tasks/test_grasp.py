@@ -144,6 +144,10 @@ def test_actions_move_the_tcp_as_documented():
         env.step(_action(env, yaw=1.0))
     turned = torch.remainder(_yaw(env) - before + torch.pi, 2 * torch.pi) - torch.pi
     assert torch.all((turned > 0.4) & (turned < 0.6))  # 5 x 0.15 rad commanded, counter-clockwise (measured 0.48)
+    # the gripper command is binary: any positive value closes (finger targets -1 cm), else open (4 cm)
+    for grip, target in ((0.3, -0.01), (1.0, -0.01), (0.0, 0.04), (-0.2, 0.04)):
+        env.step(_action(env, grip=grip))
+        assert env.sim.ctrl[:, 6:8].tolist() == [[target, target]] * 2
 
 
 def test_gripper_holds_the_sphere_while_the_arm_lifts():

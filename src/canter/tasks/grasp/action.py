@@ -4,7 +4,7 @@ least-squares differential IK in torch; one more action opens and closes the gri
 Action layout (5, each nominally in [-1, 1]), once per control step:
     0:3  tcp displacement (x, y, z), world frame, x position_scale m
     3    gripper yaw change about the vertical, x yaw_scale rad
-    4    gripper: -1 open ... +1 closed (linear in between)
+    4    gripper: > 0 closes it, <= 0 opens it (binary, as a real parallel gripper's command)
 
 Each step the target pose is the tcp's current pose plus the delta (position clamped to the
 workspace box), with the approach axis pointing straight down. The 6-D pose error e (position; the
@@ -99,6 +99,8 @@ class EndEffectorDeltaAction(ActionTerm):
         self.workspace_low = torch.tensor(cfg.workspace_low, dtype=dtype, device=device)
         self.workspace_high = torch.tensor(cfg.workspace_high, dtype=dtype, device=device)
         self.eye = torch.eye(6, dtype=dtype, device=device)
+        self.gripper_open = torch.tensor(cfg.gripper_open, dtype=dtype, device=device)
+        self.gripper_closed = torch.tensor(cfg.gripper_closed, dtype=dtype, device=device)
         # derived fields are bound now, before the env's first forward, so they are filled from then on
         for name_ in ("xaxis", "xanchor", "site_xpos", "site_xmat"):
             env.sim.field(name_)
@@ -119,8 +121,8 @@ class EndEffectorDeltaAction(ActionTerm):
         dq = (jacobian.transpose(1, 2) @ torch.linalg.solve(gram, error.unsqueeze(2))).squeeze(2)
         q = sim.qpos[:, self.qpos_adr]
         ctrl[:, self.arm_ctrl] = torch.clamp(q + dq, self.q_low, self.q_high).to(ctrl.dtype)
-        closed = 0.5 * (action[:, 4:5] + 1.0)  # 0 open ... 1 closed
-        fingers = cfg.gripper_open + (cfg.gripper_closed - cfg.gripper_open) * closed
+        # binary: a student's 0.3 closes the gripper as firmly as the expert's 1.0
+        fingers = torch.where(action[:, 4:5] > 0.0, self.gripper_closed, self.gripper_open)
         ctrl[:, self.finger_ctrl] = fingers.expand(-1, self.finger_ctrl.numel()).to(ctrl.dtype)
 
 
