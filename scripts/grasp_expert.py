@@ -17,7 +17,7 @@ from canter.tasks.grasp.expert import expert_success_rate
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description="Success rate of the arm-grasp-state expert.")
     parser.add_argument("--num-envs", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", choices=("cpu", "warp"), default="cpu")
