@@ -15,7 +15,7 @@ xanchor): the same torch code on both backends, no per-env call into the simulat
 
 The servos start each step with the whole delta ahead of them and damp absolute joint velocity
 (force = kp (q_target - q) - kv qd), so at a steady speed the tcp covers about 60-70 % of each
-step's commanded delta (kp / kv = 20 /s for the big joints; measured 9.3 cm over 10 steps of +1 in
+step's commanded delta (kp / kv = 20 /s for the big joints; measured 9.4 cm over 10 steps of +1 in
 x); a held action of 0 stops it within a step. Closed-loop controllers (the expert, a policy) do not
 care; scripts that need exact displacements iterate until the error is small.
 """

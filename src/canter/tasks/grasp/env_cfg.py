@@ -1,7 +1,7 @@
 """Grasping a small sphere with a 6-DoF arm (seed 002's task), from full state: the arm in
 canter/assets/arm_grasp.xml picks a 2 cm-radius sphere off a table among three distractors.
 
-500 Hz physics, 20 Hz control (decimation 25): Cartesian tcp deltas, gripper yaw and open/close
+200 Hz physics, 20 Hz control (decimation 10): Cartesian tcp deltas, gripper yaw and open/close
 through a batched differential IK (canter.tasks.grasp.action). Success: the sphere lifted >= 10 cm
 above the table and held there for 1 s; the episode then ends (terminated, with a bonus).
 """
@@ -54,7 +54,7 @@ def arm_grasp_state_env_cfg() -> EnvCfg:
         model_path=str(asset_path("arm_grasp.xml")),
         default_keyframe="home",
         num_envs=256,
-        decimation=25,
+        decimation=10,
         episode_length_s=EPISODE_LENGTH_S,
         sim=SimCfg(sensor_stage="current"),
         actions={"ee_delta": EndEffectorDeltaActionCfg()},

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw
 from canter.managers.term import ManagerTerm, TermCfg
 from canter.scene.entity import Resolved, Sel, bodies, joints, sensors
@@ -120,7 +121,11 @@ class SuccessBonus(ManagerTerm):
 
     def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
-        self.index = env.termination_manager.names.index(cfg.params.get("term", "success"))
+        names = env.termination_manager.names
+        term = cfg.params.get("term", "success")
+        if term not in names:
+            raise ConfigError(f"reward SuccessBonus: no termination term {term!r} (have: {', '.join(names)})")
+        self.index = names.index(term)
 
     def __call__(self, env: ManagerBasedRLEnv, term: str = "success", **params: Any) -> torch.Tensor:
         return env.termination_manager.term_dones[self.index].float()
