@@ -98,7 +98,11 @@ def test_home_keyframe_points_the_gripper_down_above_the_sphere(model: mujoco.Mj
     np.testing.assert_allclose(data.site("tcp").xpos, [0.5, 0.0, 0.65], atol=2e-4)
     np.testing.assert_allclose(data.site("tcp").xmat.reshape(3, 3)[:, 2], [0, 0, -1], atol=1e-4)
     # the wrist camera looks down (its -z axis), the sphere straight below it
-    np.testing.assert_allclose(-data.cam("wrist").xmat.reshape(3, 3)[:, 2], [0, 0.21, -0.98], atol=0.01)
+    camera = data.cam("wrist").xmat.reshape(3, 3)
+    np.testing.assert_allclose(-camera[:, 2], [0, 0.21, -0.98], atol=0.01)
+    to_sphere = camera.T @ (data.body("sphere").xpos - data.cam("wrist").xpos)  # camera frame
+    half_width = np.tan(np.deg2rad(model.cam("wrist").fovy[0]) / 2)
+    assert np.all(np.abs(to_sphere[:2] / -to_sphere[2]) < 0.5 * half_width)  # in the middle of the image
     # after 0.5 s the arm still holds the pose (servos + gravity compensation), the four objects
     # rest on the table and nothing else touches
     mujoco.mj_step(model, data, 100)
