@@ -276,6 +276,28 @@ def test_expert_grasps_and_lifts_the_sphere():
     assert 2.0 < seconds < 6.0
 
 
+def test_expert_state_restores_with_the_env():
+    env = _env(4, seed=2)
+    expert = REGISTRY.get(TASK).expert(env)  # type: ignore[misc]
+    env.reset()
+    for _ in range(25):  # 1.25 s: some envs descending, some closing
+        env.step(expert(env))
+    saved_env, saved_expert = env.state_dict(), expert.state_dict()  # type: ignore[attr-defined]
+    assert len(set(saved_expert["phase"].tolist())) > 1
+
+    def replay() -> list[torch.Tensor]:
+        actions = []
+        for _ in range(10):
+            actions.append(expert(env))
+            env.step(actions[-1])
+        return actions
+
+    first = replay()
+    env.load_state_dict(saved_env)
+    expert.load_state_dict(saved_expert)  # type: ignore[attr-defined]
+    assert all(torch.equal(a, b) for a, b in zip(first, replay(), strict=True))
+
+
 # --- the warp backend ---------------------------------------------------------------------------
 def _warp_and_cpu(num_envs: int = 1) -> list[ManagerBasedRLEnv]:
     return [_env(num_envs, randomize=False, backend=backend) for backend in ("cpu", "warp")]

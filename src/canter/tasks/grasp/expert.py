@@ -145,6 +145,14 @@ class GraspExpert:
         self.phase = phase
         return expert_action(phase, state, self.cfg, self.position_scale).float()
 
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        """The per-env FSM state (for checkpoints of runs that label with this expert)."""
+        return {"phase": self.phase.clone(), "phase_time": self.phase_time.clone()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        self.phase.copy_(state["phase"])
+        self.phase_time.copy_(state["phase_time"])
+
 
 def expert_success_rate(env: ManagerBasedRLEnv, expert: Callable[[ManagerBasedRLEnv], torch.Tensor]) -> tuple[float, float]:
     """Run every env until it has ended one episode (from env.reset()) and return (fraction of
