@@ -1,0 +1,84 @@
+"""The camera interface both backends implement, and the factory that picks one for a simulator.
+
+A camera renders one MJCF camera of every env at the simulator's current state into
+(num_envs, C, H, W) tensors on the simulator's device; see canter.sensors.camera_cfg for the pixel,
+depth and segmentation conventions. Output tensors are buffers the camera reuses: each `render()`
+overwrites them, so clone what must outlive the next call.
+
+Camera pose: both backends read the camera frame from the simulator's derived fields (cam_xpos,
+cam_xmat), which follow `SimCfg.sensor_stage`: with "lagged" (the default) a camera on a moving body
+sees from where the body was one physics substep earlier; use "current" for wrist cameras that must
+be exact. A fixed camera is unaffected.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import mujoco
+import torch
+
+from canter.core.errors import ConfigError
+from canter.sensors.camera_cfg import CHANNELS, CameraCfg, camera_id
+from canter.sim.backend import Simulator
+
+
+class Camera(ABC):
+    """A batch of `num_envs` images of one MJCF camera."""
+
+    cfg: CameraCfg
+    model: mujoco.MjModel
+    cam_id: int
+    num_envs: int
+    device: torch.device
+    outputs: dict[str, torch.Tensor]  # output name -> (num_envs, C, H, W) buffer
+
+    def __init__(self, sim: Simulator, cfg: CameraCfg):
+        self.cfg = cfg
+        self.model = sim.model
+        self.cam_id = camera_id(sim.model, cfg)
+        self.num_envs = sim.num_envs
+        self.device = sim.device
+        self.height = cfg.height
+        self.width = cfg.width
+        dtypes = {"depth": torch.float32, "rgb": torch.uint8, "segmentation": torch.int32}
+        self.outputs = {
+            name: torch.zeros(
+                self.num_envs, CHANNELS[name], self.height, self.width, dtype=dtypes[name], device=self.device
+            )
+            for name in cfg.outputs
+        }
+
+    @property
+    def fovy(self) -> float:
+        """Vertical field of view in degrees (the model's)."""
+        return float(self.model.cam_fovy[self.cam_id])
+
+    @abstractmethod
+    def render(self) -> dict[str, torch.Tensor]:
+        """Render every env at its current state; returns `outputs`, refilled: depth (N, 1, H, W)
+        float32 metres, rgb (N, 3, H, W) uint8, segmentation (N, 1, H, W) int32 geom ids (-1: none)."""
+
+    def output(self, name: str) -> torch.Tensor:
+        """The buffer of one output (as of the last render)."""
+        if name not in self.outputs:
+            raise ConfigError(
+                f"camera {self.cfg.name!r}: output {name!r} is not rendered (outputs: {', '.join(self.outputs)})"
+            )
+        return self.outputs[name]
+
+
+def make_camera(sim: Simulator, cfg: CameraCfg) -> Camera:
+    """The camera for `sim`'s backend: batched ray casting on cpu, MuJoCo Warp's renderer on warp."""
+    from canter.sim.cpu import CpuSimulator
+
+    if isinstance(sim, CpuSimulator):
+        from canter.sensors.cpu_camera import CpuCamera
+
+        return CpuCamera(sim, cfg)
+    from canter.sensors.warp_camera import WarpCamera
+    from canter.sim.warp import WarpSimulator
+
+    if not isinstance(sim, WarpSimulator):
+        raise ConfigError(f"camera {cfg.name!r}: no camera for simulator {type(sim).__name__}")
+    return WarpCamera(sim, cfg)
