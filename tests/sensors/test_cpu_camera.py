@@ -1,0 +1,115 @@
+"""The cpu camera on the table scene: depths, geom ids and colors checked against geometry by hand.
+
+Scene (canter/assets/camera_table.xml): camera 'overhead' at (0, 0, 1.2) looking straight down
+(fovy 60), table top surface at z = 0.40, floor at z = 0, ball of radius 0.02, one directional
+light along (-0.2, 0.3, -1) with diffuse 0.8, headlight ambient 0.25.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import pytest
+import torch
+
+from canter.sensors import CameraCfg, make_camera
+from canter.sensors.cpu_camera import CpuCamera
+from canter.sim.config import SimCfg
+from canter.sim.cpu import CpuSimulator
+from canter.sim.model import asset_path, load_model
+
+CPU = torch.device("cpu")
+ALL = ("depth", "rgb", "segmentation")
+
+
+def _sim(num_envs: int = 3) -> CpuSimulator:
+    return CpuSimulator(load_model(asset_path("camera_table.xml")), num_envs, SimCfg(backend="cpu"), CPU)
+
+
+def _geom(sim: CpuSimulator, name: str) -> int:
+    return mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_GEOM, name)
+
+
+def _place_ball(sim: CpuSimulator, env: int, xyz: tuple[float, float, float]) -> None:
+    joint = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_JOINT, "ball")
+    adr = int(sim.model.jnt_qposadr[joint])
+    sim.qpos[env, adr : adr + 3] = torch.tensor(xyz, dtype=torch.float64)
+
+
+def test_shapes_dtypes_and_factory():
+    sim = _sim(2)
+    camera = make_camera(sim, CameraCfg(name="overhead", width=24, height=16, outputs=ALL))
+    assert isinstance(camera, CpuCamera)
+    out = camera.render()
+    assert out["depth"].shape == (2, 1, 16, 24) and out["depth"].dtype == torch.float32
+    assert out["rgb"].shape == (2, 3, 16, 24) and out["rgb"].dtype == torch.uint8
+    assert out["segmentation"].shape == (2, 1, 16, 24) and out["segmentation"].dtype == torch.int32
+
+
+def test_depth_is_planar_and_segmentation_names_the_geom():
+    sim = _sim(1)
+    out = make_camera(sim, CameraCfg(name="overhead", width=33, height=33, outputs=ALL)).render()
+    depth, seg = out["depth"][0, 0], out["segmentation"][0, 0]
+    # centre pixel looks straight down at the table top: 1.2 - 0.40
+    assert depth[16, 16].item() == pytest.approx(0.8, abs=1e-6)
+    assert seg[16, 16].item() == _geom(sim, "table_top")
+    # corner pixels see the floor, ~37 deg off axis: planar depth 1.2 (the ray itself is longer)
+    assert depth[0, 0].item() == pytest.approx(1.2, abs=1e-6)
+    assert seg[0, 0].item() == _geom(sim, "floor")
+
+
+def test_moving_the_ball_changes_only_its_env():
+    sim = _sim(2)
+    _place_ball(sim, 1, (0.0, 0.0, 0.5))  # on the optical axis, centre 0.7 below the camera
+    sim.forward()
+    out = make_camera(sim, CameraCfg(name="overhead", width=33, height=33, outputs=ALL)).render()
+    # env 1: the ball's top at 1.2 - (0.5 + 0.02) = 0.68; env 0 still sees the table
+    assert out["depth"][1, 0, 16, 16].item() == pytest.approx(0.68, abs=1e-6)
+    assert out["segmentation"][1, 0, 16, 16].item() == _geom(sim, "ball")
+    assert out["depth"][0, 0, 16, 16].item() == pytest.approx(0.8, abs=1e-6)
+    # the ball (radius 0.02 at depth 0.68) spans 2 * 0.02 / 0.68 * f pixels, f = 16.5 / tan(30 deg)
+    focal = 16.5 / math.tan(math.radians(30))
+    width = int((out["segmentation"][1, 0, 16] == _geom(sim, "ball")).sum())
+    assert abs(width - 2 * 0.02 / 0.68 * focal) <= 1.0
+    # everything outside the ball's two footprints is identical in both envs
+    ball = (out["segmentation"] == _geom(sim, "ball")).any(dim=0)
+    assert int(ball.sum()) > 2 * width
+    assert torch.equal(out["depth"][0][~ball], out["depth"][1][~ball])
+
+
+def test_oblique_camera_centre_ray_meets_the_table():
+    sim = _sim(1)
+    out = make_camera(sim, CameraCfg(name="oblique", width=33, height=33, outputs=ALL)).render()
+    # xyaxes x = (1, 1, 0)/sqrt2, y = (-0.45, 0.45, 0.77): optical axis -x × y, unit
+    x = torch.tensor([0.7071, 0.7071, 0.0], dtype=torch.float64)
+    y = torch.tensor([-0.45, 0.45, 0.77], dtype=torch.float64)
+    x, y = x / x.norm(), y - (y @ x) * x
+    axis = -torch.linalg.cross(x, y / y.norm())
+    # from z = 0.95 down to the table top (z = 0.40) along the unit axis: planar depth = distance
+    expected = (0.95 - 0.40) / -axis[2].item()
+    assert out["depth"][0, 0, 16, 16].item() == pytest.approx(expected, abs=1e-4)
+    assert out["segmentation"][0, 0, 16, 16].item() == _geom(sim, "table_top")
+
+
+def test_far_clips_misses_and_rgb_is_lambert():
+    sim = _sim(1)
+    out = make_camera(sim, CameraCfg(name="overhead", width=33, height=33, far=1.0, outputs=ALL)).render()
+    # the floor (depth 1.2) lies beyond far = 1.0: background
+    assert out["depth"][0, 0, 0, 0].item() == 1.0
+    assert out["segmentation"][0, 0, 0, 0].item() == -1
+    assert out["rgb"][0, :, 0, 0].tolist() == [0, 0, 0]
+    # table top: rgb (0.62, 0.45, 0.30) × (0.25 + 0.8 · n·l), n = +z, l = (0.2, -0.3, 1)/|.|
+    light = 0.25 + 0.8 / math.sqrt(0.2**2 + 0.3**2 + 1.0)
+    expected = [round(c * light * 255) for c in (0.62, 0.45, 0.30)]
+    assert out["rgb"][0, :, 16, 16].tolist() == expected
+
+
+def test_per_env_colors_follow_expanded_geom_rgba():
+    sim = _sim(2)
+    rgba = sim.expand("geom_rgba")
+    rgba[1, _geom(sim, "table_top")] = torch.tensor([0.0, 1.0, 0.0, 1.0], dtype=rgba.dtype)
+    out = make_camera(sim, CameraCfg(name="overhead", width=33, height=33, outputs=("rgb",))).render()
+    light = 0.25 + 0.8 / math.sqrt(0.2**2 + 0.3**2 + 1.0)
+    assert out["rgb"][1, :, 16, 16].tolist() == [0, min(255, round(light * 255)), 0]
+    assert out["rgb"][0, :, 16, 16].tolist() == [round(c * light * 255) for c in (0.62, 0.45, 0.30)]
