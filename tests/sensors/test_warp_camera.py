@@ -16,12 +16,12 @@ import torch
 pytest.importorskip("warp")
 pytest.importorskip("mujoco_warp")
 
-from canter.sensors import CameraCfg, make_camera  # noqa: E402
-from canter.sensors.warp_camera import WarpCamera  # noqa: E402
-from canter.sim.config import SimCfg  # noqa: E402
-from canter.sim.cpu import CpuSimulator  # noqa: E402
-from canter.sim.model import asset_path, load_model  # noqa: E402
-from canter.sim.warp import WarpSimulator  # noqa: E402
+from canter.sensors import CameraCfg, make_camera
+from canter.sensors.warp_camera import WarpCamera
+from canter.sim.config import SimCfg
+from canter.sim.cpu import CpuSimulator
+from canter.sim.model import asset_path, load_model
+from canter.sim.warp import WarpSimulator
 
 CPU = torch.device("cpu")
 ALL = ("depth", "rgb", "segmentation")
