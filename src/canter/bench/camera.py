@@ -92,7 +92,7 @@ def _stats(values: list[float]) -> tuple[float, float, float]:
     return statistics.median(values), min(values), max(values)
 
 
-def _time(work: Callable[[], None], count: int) -> float:
+def _time(work: Callable[[], object], count: int) -> float:
     start = time.perf_counter()
     for _ in range(count):
         work()
