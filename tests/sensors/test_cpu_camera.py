@@ -113,3 +113,53 @@ def test_per_env_colors_follow_expanded_geom_rgba():
     light = 0.25 + 0.8 / math.sqrt(0.2**2 + 0.3**2 + 1.0)
     assert out["rgb"][1, :, 16, 16].tolist() == [0, min(255, round(light * 255)), 0]
     assert out["rgb"][0, :, 16, 16].tolist() == [round(c * light * 255) for c in (0.62, 0.45, 0.30)]
+
+
+_PRIMITIVES = """
+<mujoco>
+  <worldbody>
+    <camera name="eye" pos="0 0 2.5" fovy="70"/>
+    <geom name="floor" type="plane" size="0 0 1" rgba="0.5 0.5 0.5 1"/>
+    <geom name="mat" type="plane" pos="0.6 0 0.05" size="0.3 0.2 1" rgba="0.2 0.2 0.8 1"/>
+    <geom name="ghost" type="sphere" pos="0 0 1.5" size="0.3" rgba="1 1 1 0"/>
+    <geom name="hidden" type="box" pos="0 0 1.5" size="0.3 0.3 0.3" group="4"/>
+    <body name="a"><freejoint/><geom type="sphere" size="0.15"/></body>
+    <body name="b"><freejoint/><geom type="capsule" size="0.08 0.25"/></body>
+    <body name="c"><freejoint/><geom type="ellipsoid" size="0.2 0.1 0.06"/></body>
+    <body name="d"><freejoint/><geom type="cylinder" size="0.12 0.2"/></body>
+    <body name="e"><freejoint/><geom type="box" size="0.2 0.1 0.05"/></body>
+    <body name="f"><freejoint/><geom type="box" size="0.1 0.1 0.1"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_kernel_matches_batch_ray_on_every_primitive():
+    """The C kernel against mj_ray (Batch.ray) on planes (infinite, finite), spheres, capsules,
+    ellipsoids, cylinders and boxes in random poses, some near the camera; an invisible (alpha 0)
+    geom and a geom of group 4 are skipped by both."""
+    model = mujoco.MjModel.from_xml_string(_PRIMITIVES)
+    sim = CpuSimulator(model, 8, SimCfg(backend="cpu"), CPU)
+    generator = torch.Generator().manual_seed(0)
+    for body in range(6):
+        adr = 7 * body
+        sim.qpos[:, adr : adr + 3] = (torch.rand(8, 3, generator=generator, dtype=torch.float64) - 0.5) * 1.6
+        sim.qpos[:, adr + 2] += 1.0  # heights 0.2 .. 1.8 below a camera at 2.5
+        quat = torch.randn(8, 4, generator=generator, dtype=torch.float64)
+        sim.qpos[:, adr + 3 : adr + 7] = quat / quat.norm(dim=1, keepdim=True)
+    sim.forward()
+    cfg = CameraCfg(name="eye", width=64, height=48, near=0.05, outputs=ALL)
+    kernel = CpuCamera(sim, cfg)
+    assert kernel.path == "kernel"
+    got = {key: value.clone() for key, value in kernel.render().items()}
+    reference = CpuCamera(sim, cfg, use_kernel=False)
+    assert reference.path == "batch_ray"
+    want = reference.render()
+    same = got["segmentation"] == want["segmentation"]
+    assert same.float().mean().item() >= 0.999
+    assert (got["depth"] - want["depth"])[same].abs().max().item() <= 1e-5
+    assert (got["rgb"].int() - want["rgb"].int())[same.expand_as(got["rgb"])].abs().max().item() <= 1
+    types = {int(model.geom_type[g]) for g in want["segmentation"].unique().tolist() if g >= 0}
+    assert len(types) == 6  # every primitive type is on screen somewhere
+    for name in ("ghost", "hidden"):
+        assert not (want["segmentation"] == mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)).any()

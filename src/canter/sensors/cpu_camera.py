@@ -1,19 +1,28 @@
-"""The cpu camera: every pixel of every env in one `mujoco.batch.Batch.ray` call.
+"""The cpu camera: every pixel of every env in one batched call, no OpenGL, no per-env Python loop.
 
-Rays leave each env's camera position along R_env @ d_pixel, with d_pixel the camera-frame direction
-scaled to z = -1 (canter.sensors.camera_cfg.pixel_directions), so the distance MuJoCo returns is the
-planar depth directly. MuJoCo's thread pool casts them (mj_ray per ray against the geoms of groups
-0-2, static geoms included, like the default renderer); depth and the geom id of each pixel come
-from that call, its surface normals feed the Lambert shading of canter.sensors.shading for RGB.
-No OpenGL, no per-env loop.
+Two paths compute the same images (tests hold them together):
+
+- `kernel` (scenes of primitive geoms: planes, spheres, capsules, ellipsoids, cylinders, boxes):
+  canter.sensors.raycast, a C kernel on OpenMP threads that tests each geom only on the pixels its
+  bounding sphere covers on screen. It reads the geom poses of the simulator's derived fields.
+- `batch_ray` (any scene, e.g. with meshes; or CANTER_CAMERA_KERNEL=0): one
+  `mujoco.batch.Batch.ray` call on MuJoCo's thread pool (mj_kinematics, then mj_ray per pixel
+  against every geom). Rays leave each env's camera position along R_env @ d_pixel, d_pixel scaled
+  to z = -1 (canter.sensors.camera_cfg.pixel_directions), so MuJoCo's distance is the planar depth.
+
+Both cast against geoms of groups 0-2 (MuJoCo's renderers' default), static geoms included; the
+hit normals feed the Lambert shading of canter.sensors.shading when RGB is asked for.
 """
 
 from __future__ import annotations
+
+import math
 
 import mujoco
 import numpy as np
 import torch
 
+from canter.sensors import raycast
 from canter.sensors.camera import Camera
 from canter.sensors.camera_cfg import CameraCfg, pixel_directions
 from canter.sensors.shading import active_light_ids, base_colors, model_lighting, shade, to_uint8
@@ -24,54 +33,110 @@ _GEOMGROUP = np.array([1, 1, 1] + [0] * (mujoco.mjNGROUP - 3), dtype=np.uint8)
 
 
 class CpuCamera(Camera):
-    """Batched ray-cast camera on the cpu backend; tensors on the CPU."""
+    """Batched ray-cast camera on the cpu backend; tensors on the CPU. `path` names the route taken
+    ('kernel' or 'batch_ray'; `use_kernel=False` forces the latter)."""
 
-    def __init__(self, sim: CpuSimulator, cfg: CameraCfg):
+    def __init__(self, sim: CpuSimulator, cfg: CameraCfg, use_kernel: bool = True):
         super().__init__(sim, cfg)
         self.sim = sim
-        self._batch = sim.batch
+        model = sim.model
         self._cam_xpos = sim.field("cam_xpos")  # (N, ncam, 3) float64
         self._cam_xmat = sim.field("cam_xmat")  # (N, ncam, 9) float64
+        visible = (model.geom_group <= 2) & (model.geom_rgba[:, 3] > 0)
+        geoms = np.flatnonzero(visible).astype(np.int32)
+        supported = all(int(t) in raycast.SUPPORTED for t in model.geom_type[geoms])
+        self._lib = raycast.load() if use_kernel and supported else None
+        self.path = "kernel" if self._lib is not None else "batch_ray"
         self._rgb = "rgb" in cfg.outputs
         if self._rgb:
-            self._lighting = model_lighting(sim.model, sim.device)
-            self._light_ids = active_light_ids(sim.model)
+            self._lighting = model_lighting(model, sim.device)
+            self._light_ids = active_light_ids(model)
             self._light_xdir = sim.field("light_xdir")  # (N, nlight, 3)
             self._light_xpos = sim.field("light_xpos")
-        if not bool(self._cam_xmat[:, self.cam_id].any()):
-            # freshly bound fields are filled from the next call on (CpuSimulator.field); a rotation
-            # matrix is never all zeros, so this one has not been computed yet
-            sim.forward()
         pixels = self.height * self.width
         self._directions = pixel_directions(self.fovy, self.width, self.height, torch.float64)  # (P, 3)
-        self._vec = torch.empty(self.num_envs, pixels, 3, dtype=torch.float64)  # world ray directions
-        self._pnt = torch.empty(self.num_envs, 1, 3, dtype=torch.float64)  # ray origins
-        self._vec_np = self._vec.numpy()
-        self._pnt_np = self._pnt.numpy()
+        if self._lib is not None:
+            self._geom_xpos = sim.field("geom_xpos")  # (N, ngeom, 3)
+            self._geom_xmat = sim.field("geom_xmat")  # (N, ngeom, 9)
+            self._geoms = torch.from_numpy(geoms)
+            self._types = torch.from_numpy(model.geom_type[geoms].astype(np.int32))
+            self._depth = self.outputs.get("depth", torch.empty(self.num_envs, 1, self.height, self.width))
+            self._seg = self.outputs.get(
+                "segmentation", torch.empty(self.num_envs, 1, self.height, self.width, dtype=torch.int32)
+            )
+            self._normal = torch.empty(self.num_envs, pixels, 3) if self._rgb else None
+        unfilled = not bool(self._cam_xmat[:, self.cam_id].any())
+        if self._lib is not None and geoms.size:
+            unfilled |= not bool(self._geom_xmat[:, int(geoms[0])].any())
+        if unfilled:
+            # freshly bound fields are filled from the next call on (CpuSimulator.field); a rotation
+            # matrix is never all zeros, so these have not been computed yet
+            sim.forward()
 
     def render(self) -> dict[str, torch.Tensor]:
-        cfg = self.cfg
-        rotation = self._cam_xmat[:, self.cam_id].view(self.num_envs, 3, 3)
-        # vec[n, p] = R_n @ d_p, i.e. vec[n] = D @ R_n^T with D = (P, 3)
-        torch.matmul(self._directions, rotation.transpose(1, 2), out=self._vec)
-        self._pnt.copy_(self._cam_xpos[:, self.cam_id, None, :])
-        result = self._batch.ray(
-            self._pnt_np, self._vec_np, geomgroup=_GEOMGROUP, flg_static=True, normal=self._rgb
-        )
-        dist = torch.from_numpy(result[0])  # (N, P) planar depth, -1 for a miss
-        geom = torch.from_numpy(result[1])  # (N, P) int32, -1 for a miss
-        miss = (dist < cfg.near) | (dist > cfg.far)
-        shape = (self.num_envs, 1, self.height, self.width)
-        if "depth" in self.outputs:
-            self.outputs["depth"].copy_(dist.masked_fill(miss, cfg.far).view(shape))
-        geom = geom.masked_fill(miss, -1)
-        if "segmentation" in self.outputs:
-            self.outputs["segmentation"].copy_(geom.view(shape))
+        if self._lib is not None:
+            depth, geom, normal = self._cast_kernel()
+        else:
+            depth, geom, normal = self._cast_batch_ray()
         if self._rgb:
-            self.outputs["rgb"].copy_(self._shade(geom, torch.from_numpy(result[2]), dist))
+            assert normal is not None
+            self.outputs["rgb"].copy_(self._shade(geom, normal, depth))
         return self.outputs
 
-    def _shade(self, geom: torch.Tensor, normal: torch.Tensor, dist: torch.Tensor) -> torch.Tensor:
+    def _cast_kernel(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        sizes = self.sim.expand("geom_size") if self.sim.is_expanded("geom_size") else None
+        if sizes is None:
+            sizes = torch.from_numpy(self.model.geom_size)[None]
+        types = self.model.geom_type[self._geoms.numpy()]
+        rbound = raycast.bounding_radius(types, sizes[:, self._geoms.long()].numpy()).max(axis=0)
+        raycast.raycast(
+            self._lib,  # type: ignore[arg-type]
+            focal=0.5 * self.height / math.tan(math.radians(self.fovy) / 2),
+            near=self.cfg.near,
+            far=self.cfg.far,
+            cam_pos=self._cam_xpos[:, self.cam_id],
+            cam_mat=self._cam_xmat[:, self.cam_id],
+            geom_pos=self._geom_xpos,
+            geom_mat=self._geom_xmat,
+            geom_size=sizes.contiguous(),
+            geoms=self._geoms,
+            types=self._types,
+            rbound=torch.from_numpy(np.ascontiguousarray(rbound, dtype=np.float64)),
+            depth=self._depth.view(self.num_envs, self.height, self.width),
+            seg=self._seg.view(self.num_envs, self.height, self.width),
+            normal=self._normal,
+            threads=self.sim.num_threads,
+        )
+        return self._depth.view(self.num_envs, -1), self._seg.view(self.num_envs, -1), self._normal
+
+    def _cast_batch_ray(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        cfg = self.cfg
+        self._world_rays()
+        result = self.sim.batch.ray(
+            self._pnt.numpy(), self._vec.numpy(), geomgroup=_GEOMGROUP, flg_static=True, normal=self._rgb
+        )
+        dist = torch.from_numpy(result[0])  # (N, P) planar depth, -1 for a miss
+        miss = (dist < cfg.near) | (dist > cfg.far)
+        depth = dist.masked_fill(miss, cfg.far).float()
+        geom = torch.from_numpy(result[1]).masked_fill(miss, -1)  # (N, P) int32
+        shape = (self.num_envs, 1, self.height, self.width)
+        if "depth" in self.outputs:
+            self.outputs["depth"].copy_(depth.view(shape))
+        if "segmentation" in self.outputs:
+            self.outputs["segmentation"].copy_(geom.view(shape))
+        return depth, geom, torch.from_numpy(result[2]).float() if self._rgb else None
+
+    def _world_rays(self) -> None:
+        """Fill `_pnt` (N, 1, 3) with the camera positions and `_vec` (N, P, 3) with the world ray
+        directions vec[n, p] = R_n @ d_p, i.e. vec[n] = D @ R_n^T with D = (P, 3) (allocated once)."""
+        if not hasattr(self, "_vec"):
+            self._vec = torch.empty(self.num_envs, self.height * self.width, 3, dtype=torch.float64)
+            self._pnt = torch.empty(self.num_envs, 1, 3, dtype=torch.float64)
+        rotation = self._cam_xmat[:, self.cam_id].view(self.num_envs, 3, 3)
+        torch.matmul(self._directions, rotation.transpose(1, 2), out=self._vec)
+        self._pnt.copy_(self._cam_xpos[:, self.cam_id, None, :])
+
+    def _shade(self, geom: torch.Tensor, normal: torch.Tensor, depth: torch.Tensor) -> torch.Tensor:
         """(N, 3, H, W) uint8 from per-pixel geom ids (N, P), normals (N, P, 3), depths (N, P)."""
         ngeom = self.model.ngeom
         index = torch.where(geom < 0, ngeom, geom).long()
@@ -86,6 +151,7 @@ class CpuCamera(Camera):
         light_pos = self._light_xpos[:, ids].float() if ids else None
         hit = None
         if ids and not bool(self._lighting.directional.all()):
-            hit = (self._pnt + dist[..., None] * self._vec).float()
-        rgb = shade(color, normal.float(), self._lighting, light_dir, light_pos, hit)
+            self._world_rays()
+            hit = (self._pnt + depth[..., None].double() * self._vec).float()
+        rgb = shade(color, normal, self._lighting, light_dir, light_pos, hit)
         return to_uint8(rgb, self.height, self.width)
