@@ -105,6 +105,20 @@ def test_far_clips_misses_and_rgb_is_lambert():
     assert out["rgb"][0, :, 16, 16].tolist() == expected
 
 
+@pytest.mark.parametrize("use_kernel", [True, False])
+def test_a_surface_nearer_than_near_reads_as_a_miss(use_kernel):
+    sim = _sim(1)
+    _place_ball(sim, 0, (0.0, 0.0, 1.15))  # its top 0.03 below the camera
+    sim.forward()
+    camera = CpuCamera(
+        sim, CameraCfg(name="overhead", width=33, height=33, near=0.05, outputs=ALL), use_kernel
+    )
+    out = camera.render()
+    assert out["depth"][0, 0, 16, 16].item() == 10.0 and out["segmentation"][0, 0, 16, 16].item() == -1
+    out = CpuCamera(sim, CameraCfg(name="overhead", width=33, height=33, near=0.02), use_kernel).render()
+    assert out["depth"][0, 0, 16, 16].item() == pytest.approx(0.03, abs=1e-6)
+
+
 def test_per_env_colors_follow_expanded_geom_rgba():
     sim = _sim(2)
     rgba = sim.expand("geom_rgba")

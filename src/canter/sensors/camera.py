@@ -5,10 +5,11 @@ A camera renders one MJCF camera of every env at the simulator's current state i
 depth and segmentation conventions. Output tensors are buffers the camera reuses: each `render()`
 overwrites them, so clone what must outlive the next call.
 
-Camera pose: both backends read the camera frame from the simulator's derived fields (cam_xpos,
-cam_xmat), which follow `SimCfg.sensor_stage`: with "lagged" (the default) a camera on a moving body
-sees from where the body was one physics substep earlier; use "current" for wrist cameras that must
-be exact. A fixed camera is unaffected.
+Poses: the cameras read the camera frame, and the warp camera and the cpu kernel also the geom
+poses, from the simulator's derived fields (cam_xpos/xmat, geom_xpos/xmat), which follow
+`SimCfg.sensor_stage`: with "lagged" (the default) the image shows the scene one physics substep
+before the state (the cpu camera's Batch.ray path places geoms at the state itself); use "current"
+where that substep matters (a fast wrist camera). Fixed cameras and resting objects are unaffected.
 """
 
 from __future__ import annotations

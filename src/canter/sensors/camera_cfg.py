@@ -7,9 +7,9 @@ Conventions shared by both backends (canter.sensors.cpu_camera, canter.sensors.w
 - Pixel (row i, column j) looks through the point ((j + 0.5 - W/2) / f, -(i + 0.5 - H/2) / f, -1) of
   the camera frame, f = (H/2) / tan(fovy/2) in pixels (MuJoCo's fovy is vertical; square pixels).
 - depth: float32 metres along the camera's optical axis (planar depth, the z-buffer's distance,
-  not the distance along the ray); pixels that hit nothing nearer than `far` (or only something
-  nearer than `near`) read `far`. rgb: uint8, 3 channels. segmentation: int32 geom id, -1 where
-  depth reads `far` (background).
+  not the distance along the ray); pixels that hit nothing nearer than `far`, or whose nearest
+  surface lies nearer than `near` (clipped away; nothing is seen behind it), read `far`.
+- rgb: uint8, 3 channels. segmentation: int32 geom id, -1 where depth reads `far` (background).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class CameraCfg:
     name: str  # the MJCF <camera name=...>
     width: int = 64  # pixels
     height: int = 64  # pixels
-    near: float = 0.01  # metres along the optical axis; nearer hits are ignored
+    near: float = 0.01  # metres along the optical axis; a nearer surface reads as a miss
     far: float = 10.0  # metres; misses and farther hits read `far`
     outputs: tuple[CameraOutput, ...] = ("depth",)
 

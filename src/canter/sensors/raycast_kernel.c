@@ -8,8 +8,9 @@
 // along R_cam (x, y, -1), so the ray parameter t of a hit is its planar depth; in the geom's frame the
 // ray is o + t M (x, y, -1) with o = R_g^T (cam - pos_g), M = R_g^T R_cam. Each test returns the
 // smallest t >= 0 where the ray meets the geom's surface, as MuJoCo's mj_ray does; a hit is kept when
-// near <= t < the z-buffer (initialised to far). Outputs: depth (far for no hit), geom id (-1), and,
-// when asked, the unit world normal (zero for no hit).
+// t < the z-buffer (initialised to far). Pixels whose nearest surface lies nearer than `near` then
+// read as misses, as with Batch.ray and MuJoCo Warp. Outputs: depth (far for no hit), geom id (-1),
+// and, when asked, the unit world normal (zero for no hit).
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -155,7 +156,7 @@ void canter_raycast(int64_t nenv, int width, int height, double focal, double ne
     for (int k = 0; k < ngeom; k++) {
       int g = order[k];
       int id = geoms[g];
-      const double zfloor = types[g] == PLANE ? near : zmin[g];
+      const double zfloor = types[g] == PLANE ? 0.0 : zmin[g];
       const double* gp = geom_pos + (e * ngeom_all + id) * 3;
       const double* gr = geom_mat + (e * ngeom_all + id) * 9;
       const double* size = geom_size + e * size_stride + id * 3;
@@ -171,7 +172,7 @@ void canter_raycast(int64_t nenv, int width, int height, double focal, double ne
         double y = -(cr[1] * rel[0] + cr[4] * rel[1] + cr[7] * rel[2]);
         double z = cr[2] * rel[0] + cr[5] * rel[1] + cr[8] * rel[2];  // depth of the centre
         double r = rbound[g];
-        if (z + r < near || z - r > far) continue;  // wholly in front of near or beyond far
+        if (z + r < 0 || z - r > far) continue;  // wholly behind the camera or beyond far
         if (z - r > 1e-9) {
           // x/z over the sphere lies between the extremes at z - r and z + r (monotone in z)
           double umin = fmin((x - r) / (z - r), (x - r) / (z + r)), umax = fmax((x + r) / (z - r), (x + r) / (z + r));
@@ -190,7 +191,7 @@ void canter_raycast(int64_t nenv, int width, int height, double focal, double ne
           double xv = (col + 0.5 - cx) / focal;
           double d[3] = {M[0] * xv + M[1] * yv - M[2], M[3] * xv + M[4] * yv - M[5], M[6] * xv + M[7] * yv - M[8]};
           hit_t h = ray_geom(types[g], o, d, size);
-          if (h.t < near || h.t >= zbuf[p]) continue;
+          if (h.t < 0 || h.t >= zbuf[p]) continue;
           zbuf[p] = (float)h.t;
           ids[p] = id;
           if (nrm) {  // world normal R_g n, unit
@@ -201,6 +202,12 @@ void canter_raycast(int64_t nenv, int width, int height, double focal, double ne
             for (int i = 0; i < 3; i++) nrm[3 * p + i] = (float)(n[i] * len);
           }
         }
+      }
+    }
+    for (int64_t p = 0; p < npix; p++) {  // a nearest surface nearer than `near` is clipped away
+      if (zbuf[p] < near) {
+        zbuf[p] = (float)far, ids[p] = -1;
+        if (nrm) nrm[3 * p] = nrm[3 * p + 1] = nrm[3 * p + 2] = 0;
       }
     }
   }
