@@ -148,11 +148,22 @@ _PRIMITIVES = """
 """
 
 
-def test_kernel_matches_batch_ray_on_every_primitive():
-    """The C kernel against mj_ray (Batch.ray) on planes (infinite, finite), spheres, capsules,
-    ellipsoids, cylinders and boxes in random poses, some near the camera; an invisible (alpha 0)
-    geom and a geom of group 4 are skipped by both."""
-    model = mujoco.MjModel.from_xml_string(_PRIMITIVES)
+_LIGHTS = {
+    "default": "",
+    "point and directional": '<light pos="0.5 0.5 3" type="point" diffuse="0.5 0.4 0.3"/>'
+    '<light dir="0.3 0 -1" type="directional" diffuse="0.3 0.3 0.3" ambient="0.1 0.1 0.1"/>',
+}
+
+
+@pytest.mark.parametrize("lights", list(_LIGHTS))
+def test_kernel_matches_batch_ray_on_every_primitive(lights):
+    """The C kernel (ray casting and shading) against mj_ray (Batch.ray) and the torch shading, on
+    planes (infinite, finite), spheres, capsules, ellipsoids, cylinders and boxes in random poses,
+    some near the camera, under the default light or a point and a directional light; an invisible
+    (alpha 0) geom and a geom of group 4 are skipped by both."""
+    model = mujoco.MjModel.from_xml_string(
+        _PRIMITIVES.replace("<worldbody>", "<worldbody>" + _LIGHTS[lights])
+    )
     sim = CpuSimulator(model, 8, SimCfg(backend="cpu"), CPU)
     generator = torch.Generator().manual_seed(0)
     for body in range(6):

@@ -75,20 +75,47 @@ class CpuCamera(Camera):
 
     def render(self) -> dict[str, torch.Tensor]:
         if self._lib is not None:
-            depth, geom, normal = self._cast_kernel()
+            self._cast_kernel()  # shades too
         else:
             depth, geom, normal = self._cast_batch_ray()
-        if self._rgb:
-            assert normal is not None
-            self.outputs["rgb"].copy_(self._shade(geom, normal, depth))
+            if self._rgb:
+                assert normal is not None
+                self.outputs["rgb"].copy_(self._shade(geom, normal, depth))
         return self.outputs
 
-    def _cast_kernel(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    def _colors(self) -> torch.Tensor:
+        """(N or 1, ngeom + 1, 3) float32 base colors, per env when geom_rgba is expanded."""
+        if self.sim.is_expanded("geom_rgba"):  # per-env colors (visual domain randomization)
+            return base_colors(self.model, self.sim.expand("geom_rgba"))
+        if not hasattr(self, "_shared_colors"):
+            self._shared_colors = base_colors(self.model, torch.from_numpy(self.model.geom_rgba))[None]
+        return self._shared_colors
+
+    def _kernel_shading(self) -> tuple[raycast.Shading, list[torch.Tensor]]:
+        """The kernel's shading arguments and the tensors they point into."""
+        lighting, ids = self._lighting, self._light_ids
+        if lighting.default_dir is not None:
+            towards = (-lighting.default_dir).expand(self.num_envs, 1, 3)
+        else:  # -direction of directional lights, position of the others
+            directional = lighting.directional[None, :, None]
+            towards = torch.where(directional, -self._light_xdir[:, ids], self._light_xpos[:, ids])
+        keep = [
+            self._colors().contiguous(),
+            towards.float().contiguous(),
+            lighting.directional.int().contiguous(),
+            lighting.diffuse.contiguous(),
+            lighting.ambient.contiguous(),
+            self.outputs["rgb"],
+        ]
+        return raycast.shading_args(*keep), keep
+
+    def _cast_kernel(self) -> None:
         sizes = self.sim.expand("geom_size") if self.sim.is_expanded("geom_size") else None
         if sizes is None:
             sizes = torch.from_numpy(self.model.geom_size)[None]
         types = self.model.geom_type[self._geoms.numpy()]
         rbound = raycast.bounding_radius(types, sizes[:, self._geoms.long()].numpy()).max(axis=0)
+        shading, _keep = self._kernel_shading() if self._rgb else (None, [])
         raycast.raycast(
             self._lib,  # type: ignore[arg-type]
             focal=0.5 * self.height / math.tan(math.radians(self.fovy) / 2),
@@ -105,9 +132,9 @@ class CpuCamera(Camera):
             depth=self._depth.view(self.num_envs, self.height, self.width),
             seg=self._seg.view(self.num_envs, self.height, self.width),
             normal=self._normal,
+            shading=shading,
             threads=self.sim.num_threads,
         )
-        return self._depth.view(self.num_envs, -1), self._seg.view(self.num_envs, -1), self._normal
 
     def _cast_batch_ray(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         cfg = self.cfg
@@ -140,12 +167,10 @@ class CpuCamera(Camera):
         """(N, 3, H, W) uint8 from per-pixel geom ids (N, P), normals (N, P, 3), depths (N, P)."""
         ngeom = self.model.ngeom
         index = torch.where(geom < 0, ngeom, geom).long()
-        if self.sim.is_expanded("geom_rgba"):  # per-env colors (visual domain randomization)
-            table = base_colors(self.model, self.sim.expand("geom_rgba"))  # (N, ngeom + 1, 3)
-            offsets = torch.arange(self.num_envs).mul_(ngeom + 1)[:, None]
-            color = table.reshape(-1, 3)[index + offsets]
-        else:
-            color = base_colors(self.model, torch.from_numpy(self.model.geom_rgba))[index]
+        table = self._colors()
+        if table.shape[0] > 1:
+            index = index + torch.arange(self.num_envs).mul_(ngeom + 1)[:, None]
+        color = table.reshape(-1, 3)[index]
         ids = self._light_ids
         light_dir = self._light_xdir[:, ids].float() if ids else None
         light_pos = self._light_xpos[:, ids].float() if ids else None

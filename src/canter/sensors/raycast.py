@@ -49,6 +49,47 @@ SUPPORTED = frozenset(
         mujoco.mjtGeom.mjGEOM_BOX,
     )
 )
+
+
+class Shading(ctypes.Structure):
+    """The kernel's shade_t: Lambert shading of the hits into (N, 3, H, W) uint8 (see shading.py)."""
+
+    _fields_ = [
+        ("colors", ctypes.c_void_p),  # (N or 1, ngeom + 1, 3) float32, last row the background
+        ("color_stride", ctypes.c_int64),  # floats between envs' tables (0: shared)
+        ("nlight", ctypes.c_int),
+        ("light_vec", ctypes.c_void_p),  # (N, L, 3) float32: towards a directional light / a position
+        ("directional", ctypes.c_void_p),  # (L,) int32
+        ("diffuse", ctypes.c_void_p),  # (L, 3) float32
+        ("ambient", ctypes.c_void_p),  # (3,) float32
+        ("rgb", ctypes.c_void_p),  # (N, 3, H, W) uint8 output
+    ]
+
+
+def shading_args(
+    colors: torch.Tensor,
+    light_vec: torch.Tensor,
+    directional: torch.Tensor,
+    diffuse: torch.Tensor,
+    ambient: torch.Tensor,
+    rgb: torch.Tensor,
+) -> Shading:
+    """The kernel's shading arguments over contiguous tensors (keep them alive during the call)."""
+    for t, dtype in ((colors, torch.float32), (light_vec, torch.float32), (directional, torch.int32),
+                     (diffuse, torch.float32), (ambient, torch.float32), (rgb, torch.uint8)):  # fmt: skip
+        assert t.dtype == dtype and t.is_contiguous()
+    return Shading(
+        colors.data_ptr(),
+        colors[0].numel() if colors.shape[0] > 1 else 0,
+        directional.numel(),
+        light_vec.data_ptr(),
+        directional.data_ptr(),
+        diffuse.data_ptr(),
+        ambient.data_ptr(),
+        rgb.data_ptr(),
+    )
+
+
 _lock = threading.Lock()
 _lib: list[ctypes.CDLL | None] = []
 
@@ -92,7 +133,7 @@ def _build() -> ctypes.CDLL:
     ptr, i64, i32, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
     lib.canter_raycast.restype = None
     lib.canter_raycast.argtypes = [i64, i32, i32, f64, f64, f64, ptr, ptr, i64, i64, ptr, ptr, i32, ptr, i64, i32,
-                                   ptr, ptr, ptr, ptr, ptr, ptr, i32]  # fmt: skip
+                                   ptr, ptr, ptr, ptr, ptr, ptr, ctypes.POINTER(Shading), i32]  # fmt: skip
     return lib
 
 
@@ -142,6 +183,7 @@ def raycast(
     depth: torch.Tensor,
     seg: torch.Tensor,
     normal: torch.Tensor | None,
+    shading: Shading | None,
     threads: int,
 ) -> None:
     """Fill depth (N, H, W) float32, seg (N, H, W) int32 and normal (N, H, W, 3) float32 (optional).
@@ -149,7 +191,7 @@ def raycast(
     cam_pos (N, 3) / cam_mat (N, 9) float64 with any row stride (a camera's slice of cam_xpos /
     cam_xmat); geom_pos (N, ngeom, 3), geom_mat (N, ngeom, 9) float64 contiguous; geom_size
     (N or 1, ngeom, 3) float64 contiguous; geoms (G,) int32 ids to render with types (G,) int32 and
-    bounding radii rbound (G,) float64."""
+    bounding radii rbound (G,) float64; shading (needs normal): also shade the hits into RGB."""
     num_envs, height, width = depth.shape
     for t in (cam_pos, cam_mat):
         assert t.dtype == torch.float64 and t.stride(1) == 1
@@ -160,5 +202,6 @@ def raycast(
         cam_pos.data_ptr(), cam_mat.data_ptr(), cam_pos.stride(0), cam_mat.stride(0),
         geom_pos.data_ptr(), geom_mat.data_ptr(), geom_pos.shape[1], geom_size.data_ptr(),
         geom_size.stride(0) if geom_size.shape[0] > 1 else 0, geoms.numel(), geoms.data_ptr(), types.data_ptr(),
-        rbound.data_ptr(), depth.data_ptr(), seg.data_ptr(), None if normal is None else normal.data_ptr(), threads,
+        rbound.data_ptr(), depth.data_ptr(), seg.data_ptr(), None if normal is None else normal.data_ptr(),
+        None if shading is None else ctypes.byref(shading), threads,
     )  # fmt: skip

@@ -122,14 +122,64 @@ static inline int clampi(double v, int lo, int hi) {
   return (int)v;
 }
 
-// cam_pos (nenv, cam_stride) at cam_offset: the camera's 3 coordinates; cam_mat likewise 9 values.
+// Lambert shading of the hits, as canter.sensors.shading.shade (float32, same operation order)
+typedef struct {
+  const float* colors;           // (nenv or 1, ngeom_all + 1, 3) base colors; last row: background
+  int64_t color_stride;          // floats between envs' tables (0: shared)
+  int nlight;
+  const float* light_vec;        // (nenv, nlight, 3): unit vector towards a directional light, or
+                                 // the position of a positional light
+  const int32_t* directional;    // (nlight,)
+  const float* diffuse;          // (nlight, 3)
+  const float* ambient;          // (3,)
+  uint8_t* rgb;                  // (nenv, 3, H, W) output
+} shade_t;
+
+static void shade_env(const shade_t* sh, int64_t e, int64_t npix, int width, double focal, int ngeom_all,
+                      const double* cp, const double* cr, const float* zbuf, const int32_t* ids, const float* nrm) {
+  const float* table = sh->colors + e * sh->color_stride;
+  const float* lights = sh->light_vec + e * sh->nlight * 3;
+  uint8_t* out = sh->rgb + e * 3 * npix;
+  const double cx = 0.5 * width, cy = 0.5 * (npix / width);
+  for (int64_t p = 0; p < npix; p++) {
+    const float* color = table + 3 * (ids[p] < 0 ? ngeom_all : ids[p]);
+    const float* n = nrm + 3 * p;
+    float light[3] = {sh->ambient[0], sh->ambient[1], sh->ambient[2]};
+    for (int l = 0; l < sh->nlight; l++) {
+      float to[3];
+      if (sh->directional[l]) {
+        to[0] = lights[3 * l], to[1] = lights[3 * l + 1], to[2] = lights[3 * l + 2];
+      } else {  // towards the light from the hit point cam + t R (x, y, -1)
+        double xv = ((p % width) + 0.5 - cx) / focal, yv = (cy - (p / width) - 0.5) / focal, hit[3], len = 0;
+        for (int i = 0; i < 3; i++) {
+          hit[i] = cp[i] + zbuf[p] * (cr[3 * i] * xv + cr[3 * i + 1] * yv - cr[3 * i + 2]);
+          hit[i] = lights[3 * l + i] - hit[i];
+          len += hit[i] * hit[i];
+        }
+        len = len > 0 ? 1.0 / sqrt(len) : 0.0;
+        for (int i = 0; i < 3; i++) to[i] = (float)(hit[i] * len);
+      }
+      float lambert = n[0] * to[0] + n[1] * to[1] + n[2] * to[2];
+      lambert = lambert > 0.0f ? lambert : 0.0f;
+      for (int i = 0; i < 3; i++) light[i] += lambert * sh->diffuse[3 * l + i];
+    }
+    for (int i = 0; i < 3; i++) {
+      float c = color[i] * light[i];
+      c = c < 0.0f ? 0.0f : (c > 1.0f ? 1.0f : c);
+      out[i * npix + p] = (uint8_t)(c * 255.0f + 0.5f);
+    }
+  }
+}
+
+// cam_pos (nenv, cam_stride_pos): the camera's 3 coordinates per env; cam_mat likewise 9 values.
 // geom_pos (nenv, ngeom_all, 3), geom_mat (nenv, ngeom_all, 9); geom_size (nenv or 1, ngeom_all, 3),
-// size_stride 0 when shared; geoms: ngeom ids to render; types, rbound: per listed geom.
+// size_stride 0 when shared; geoms: ngeom ids to render; types, rbound: per listed geom. shading:
+// NULL, or where to shade the hits into RGB (needs normal).
 void canter_raycast(int64_t nenv, int width, int height, double focal, double near, double far,
                     const double* cam_pos, const double* cam_mat, int64_t cam_stride_pos, int64_t cam_stride_mat,
                     const double* geom_pos, const double* geom_mat, int ngeom_all, const double* geom_size,
                     int64_t size_stride, int ngeom, const int* geoms, const int* types, const double* rbound,
-                    float* depth, int32_t* seg, float* normal, int nthread) {
+                    float* depth, int32_t* seg, float* normal, const shade_t* shading, int nthread) {
   const int64_t npix = (int64_t)width * height;
   const double cx = 0.5 * width, cy = 0.5 * height;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthread)
@@ -210,5 +260,6 @@ void canter_raycast(int64_t nenv, int width, int height, double focal, double ne
         if (nrm) nrm[3 * p] = nrm[3 * p + 1] = nrm[3 * p + 2] = 0;
       }
     }
+    if (shading && nrm) shade_env(shading, e, npix, width, focal, ngeom_all, cp, cr, zbuf, ids, nrm);
   }
 }
