@@ -41,6 +41,7 @@ def test_cli_prints_json_and_writes_out(tmp_path, capsys):
     assert printed["camera"] == written["camera"] == "oblique"
     assert printed["renderer_loop_images_per_s"] is None and printed["ratio"] is None
     assert printed["num_envs"] == 2 and printed["images_per_s"] > 0
+    assert printed["camera_path"] == "kernel" and printed["batch_ray_images_per_s"] > 0
 
 
 def test_bad_input_names_the_problem():

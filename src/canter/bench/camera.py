@@ -1,8 +1,9 @@
 """`canter bench camera`: batched camera images/s, the camera's share of the env step, and, measured
 in the same run, `mujoco.Renderer` rendering the same camera env by env (the classic way).
 
-The three timings alternate repetition by repetition (camera, physics step, renderer loop) so that
-machine noise hits them alike; the result gives medians and min-max. The renderer loop runs in a
+The timings alternate repetition by repetition (camera, the cpu camera's Batch.ray path when the
+kernel renders, physics step, renderer loop) so that machine noise hits them alike; the result gives
+medians and min-max. The renderer loop runs in a
 child process (canter.bench.camera_renderer) with MUJOCO_GL set (egl, else osmesa), on the same
 compiled model and the same positions of all envs. The camera's share of the step is
 camera / (camera + step) per env step: the step is `env.step` with random actions for a task, or
@@ -30,8 +31,10 @@ from canter.core.device import available_cores, torch_threads
 from canter.core.errors import ConfigError
 from canter.sensors import CameraCfg, make_camera
 from canter.sensors.camera_cfg import CameraOutput
+from canter.sensors.cpu_camera import CpuCamera
 from canter.sim.backend import Simulator, make_simulator
 from canter.sim.config import SimCfg
+from canter.sim.cpu import CpuSimulator
 from canter.sim.model import load_model
 
 GL_BACKENDS = ("egl", "osmesa")
@@ -72,6 +75,8 @@ class CameraBenchResult:
     images_per_s: float  # median over repetitions
     images_per_s_min: float
     images_per_s_max: float
+    camera_path: str  # "kernel" or "batch_ray" (cpu camera), "warp"
+    batch_ray_images_per_s: float | None  # the cpu camera's Batch.ray path, median (kernel runs only)
     camera_ms: float  # one render of all envs, median
     step_ms: float  # one env step of all envs, median
     camera_share_of_step: float  # camera / (camera + step), medians
@@ -192,6 +197,9 @@ def run_camera_bench(cfg: CameraBenchCfg, progress: Callable[[str], None] | None
         name = _camera_name(sim.model, cfg.camera)
         camera_cfg = CameraCfg(name=name, width=cfg.resolution, height=cfg.resolution, outputs=cfg.outputs)
         camera = make_camera(sim, camera_cfg)
+        reference = None  # the Batch.ray path, timed beside the kernel
+        if isinstance(camera, CpuCamera) and camera.path == "kernel" and isinstance(sim, CpuSimulator):
+            reference = CpuCamera(sim, camera_cfg, use_kernel=False)
         for _ in range(3):  # let the objects move a little so that frames differ; warm up
             env_step()
             camera.render()
@@ -207,9 +215,11 @@ def run_camera_bench(cfg: CameraBenchCfg, progress: Callable[[str], None] | None
             passes = 1
             if loop is not None and loop.process is not None:
                 passes = max(1, int(cfg.seconds * loop.images_per_s(1) / cfg.num_envs))
-            camera_times, step_times, loop_rates = [], [], []
+            camera_times, step_times, loop_rates, reference_times = [], [], [], []
             for rep in range(cfg.repeats):
                 camera_times.append(_time(camera.render, renders))
+                if reference is not None:
+                    reference_times.append(_time(reference.render, max(2, renders // 4)))
                 step_times.append(_time(env_step, steps))
                 if loop is not None and loop.process is not None:
                     loop_rates.append(loop.images_per_s(passes))
@@ -238,6 +248,10 @@ def run_camera_bench(cfg: CameraBenchCfg, progress: Callable[[str], None] | None
         images_per_s=images,
         images_per_s_min=images_min,
         images_per_s_max=images_max,
+        camera_path=getattr(camera, "path", "warp"),
+        batch_ray_images_per_s=statistics.median(cfg.num_envs / t for t in reference_times)
+        if reference_times
+        else None,
         camera_ms=camera_ms,
         step_ms=step_ms,
         camera_share_of_step=camera_ms / (camera_ms + step_ms),

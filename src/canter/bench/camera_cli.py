@@ -33,11 +33,13 @@ def _table(result: CameraBenchResult) -> Table:
     for column in ("", "median", "min", "max"):
         table.add_column(column, justify="right")
     table.add_row(
-        "batched camera, images/s",
+        f"batched camera ({result.camera_path}), images/s",
         f"{result.images_per_s:,.0f}",
         f"{result.images_per_s_min:,.0f}",
         f"{result.images_per_s_max:,.0f}",
     )
+    if result.batch_ray_images_per_s is not None:
+        table.add_row("same camera via Batch.ray, images/s", f"{result.batch_ray_images_per_s:,.0f}", "", "")
     if result.renderer_loop_images_per_s is not None:
         table.add_row(
             f"mujoco.Renderer per env ({result.renderer_gl}), images/s",
