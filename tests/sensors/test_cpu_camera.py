@@ -106,6 +106,24 @@ def test_far_clips_misses_and_rgb_is_lambert():
 
 
 @pytest.mark.parametrize("use_kernel", [True, False])
+def test_per_env_field_of_view(use_kernel):
+    sim = _sim(2)
+    _place_ball(sim, 0, (0.0, 0.0, 0.5))
+    _place_ball(sim, 1, (0.0, 0.0, 0.5))
+    sim.expand("cam_fovy")[1, 0] = 30.0  # env 0 keeps 60 deg
+    sim.forward()
+    camera = CpuCamera(sim, CameraCfg(name="overhead", width=65, height=65, outputs=ALL), use_kernel)
+    out = camera.render()
+    widths = (out["segmentation"][:, 0, 32] == _geom(sim, "ball")).sum(dim=1).tolist()
+    # the ball (radius 0.02, top at depth 0.68) spans about 2 * 0.02 / 0.68 * f pixels, f = 32.5 / tan(fovy/2)
+    for width, fovy in zip(widths, (60.0, 30.0), strict=True):
+        assert abs(width - 2 * 0.02 / 0.68 * 32.5 / math.tan(math.radians(fovy / 2))) <= 1.0
+    # the table's corner leaves the narrower view: fewer floor pixels in env 1
+    floor = (out["segmentation"] == _geom(sim, "floor")).flatten(1).sum(dim=1)
+    assert floor[1] == 0 < floor[0]
+
+
+@pytest.mark.parametrize("use_kernel", [True, False])
 def test_a_surface_nearer_than_near_reads_as_a_miss(use_kernel):
     sim = _sim(1)
     _place_ball(sim, 0, (0.0, 0.0, 1.15))  # its top 0.03 below the camera

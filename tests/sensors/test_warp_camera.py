@@ -80,3 +80,17 @@ def test_far_and_background_follow_the_same_convention(sims):
     want = make_camera(cpu, cfg).render()
     assert got["depth"][0, 0, 0, 0].item() == 1.0 and got["segmentation"][0, 0, 0, 0].item() == -1
     assert torch.equal(got["segmentation"] == -1, want["segmentation"] == -1)
+
+
+def test_per_env_field_of_view_matches():
+    model = load_model(asset_path("camera_table.xml"))
+    cpu = CpuSimulator(model, 2, SimCfg(backend="cpu"), CPU)
+    warp = WarpSimulator(model, 2, SimCfg(backend="warp"), CPU)
+    for sim in (cpu, warp):
+        sim.expand("cam_fovy")[1, 1] = 35.0  # the oblique camera of env 1
+        sim.forward()
+    cfg = CameraCfg(name="oblique", width=32, height=24, outputs=("depth", "segmentation"))
+    got, want = make_camera(warp, cfg).render(), make_camera(cpu, cfg).render()
+    assert not torch.equal(want["segmentation"][0], want["segmentation"][1])
+    assert (got["segmentation"] == want["segmentation"]).float().mean().item() >= 0.98
+    assert ((got["depth"] - want["depth"]).abs() <= 1e-3).float().mean().item() >= 0.99

@@ -42,6 +42,7 @@ class Camera(ABC):
         self.device = sim.device
         self.height = cfg.height
         self.width = cfg.width
+        self._simulator = sim
         dtypes = {"depth": torch.float32, "rgb": torch.uint8, "segmentation": torch.int32}
         self.outputs = {
             name: torch.zeros(
@@ -50,10 +51,16 @@ class Camera(ABC):
             for name in cfg.outputs
         }
 
-    @property
-    def fovy(self) -> float:
-        """Vertical field of view in degrees (the model's)."""
-        return float(self.model.cam_fovy[self.cam_id])
+    def fovy(self) -> torch.Tensor:
+        """(N,) per-env vertical fields of view in degrees where `cam_fovy` was expanded (field of
+        view randomization), else (1,) the model's; float64 on the CPU."""
+        if self._simulator.is_expanded("cam_fovy"):
+            return self._simulator.expand("cam_fovy")[:, self.cam_id].to("cpu", torch.float64)
+        return torch.tensor([float(self.model.cam_fovy[self.cam_id])], dtype=torch.float64)
+
+    def focal(self) -> torch.Tensor:
+        """(N,) or (1,) focal lengths in pixels, (H/2) / tan(fovy/2), float64 on the CPU."""
+        return (0.5 * self.height) / torch.tan(torch.deg2rad(self.fovy()) / 2)
 
     @abstractmethod
     def render(self) -> dict[str, torch.Tensor]:

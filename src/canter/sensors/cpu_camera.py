@@ -16,8 +16,6 @@ hit normals feed the Lambert shading of canter.sensors.shading when RGB is asked
 
 from __future__ import annotations
 
-import math
-
 import mujoco
 import numpy as np
 import torch
@@ -54,7 +52,10 @@ class CpuCamera(Camera):
             self._light_xdir = sim.field("light_xdir")  # (N, nlight, 3)
             self._light_xpos = sim.field("light_xpos")
         pixels = self.height * self.width
-        self._directions = pixel_directions(self.fovy, self.width, self.height, torch.float64)  # (P, 3)
+        # pixel offsets from the image centre, in pixels (x right, y up): (P, 2)
+        self._offsets = pixel_directions(90.0, self.width, self.height, torch.float64)[:, :2] * (
+            0.5 * self.height
+        )
         if self._lib is not None:
             self._geom_xpos = sim.field("geom_xpos")  # (N, ngeom, 3)
             self._geom_xmat = sim.field("geom_xmat")  # (N, ngeom, 9)
@@ -118,7 +119,7 @@ class CpuCamera(Camera):
         shading, _keep = self._kernel_shading() if self._rgb else (None, [])
         raycast.raycast(
             self._lib,  # type: ignore[arg-type]
-            focal=0.5 * self.height / math.tan(math.radians(self.fovy) / 2),
+            focal=self.focal(),
             near=self.cfg.near,
             far=self.cfg.far,
             cam_pos=self._cam_xpos[:, self.cam_id],
@@ -159,8 +160,14 @@ class CpuCamera(Camera):
         if not hasattr(self, "_vec"):
             self._vec = torch.empty(self.num_envs, self.height * self.width, 3, dtype=torch.float64)
             self._pnt = torch.empty(self.num_envs, 1, 3, dtype=torch.float64)
+        focal = self.focal()
+        if focal.numel() == 1:  # one field of view: d_p shared by all envs
+            directions = torch.cat((self._offsets / focal, -torch.ones(self._offsets.shape[0], 1)), dim=1)
+        else:  # (N, P, 3)
+            xy = self._offsets / focal[:, None, None]
+            directions = torch.cat((xy, -torch.ones(*xy.shape[:2], 1, dtype=xy.dtype)), dim=2)
         rotation = self._cam_xmat[:, self.cam_id].view(self.num_envs, 3, 3)
-        torch.matmul(self._directions, rotation.transpose(1, 2), out=self._vec)
+        torch.matmul(directions, rotation.transpose(1, 2), out=self._vec)
         self._pnt.copy_(self._cam_xpos[:, self.cam_id, None, :])
 
     def _shade(self, geom: torch.Tensor, normal: torch.Tensor, depth: torch.Tensor) -> torch.Tensor:

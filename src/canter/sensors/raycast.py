@@ -132,7 +132,7 @@ def _build() -> ctypes.CDLL:
     lib = ctypes.CDLL(str(path))
     ptr, i64, i32, f64 = ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_double
     lib.canter_raycast.restype = None
-    lib.canter_raycast.argtypes = [i64, i32, i32, f64, f64, f64, ptr, ptr, i64, i64, ptr, ptr, i32, ptr, i64, i32,
+    lib.canter_raycast.argtypes = [i64, i32, i32, ptr, i64, f64, f64, ptr, ptr, i64, i64, ptr, ptr, i32, ptr, i64, i32,
                                    ptr, ptr, ptr, ptr, ptr, ptr, ctypes.POINTER(Shading), i32]  # fmt: skip
     return lib
 
@@ -169,7 +169,7 @@ def bounding_radius(types: np.ndarray, size: np.ndarray) -> np.ndarray:
 def raycast(
     lib: ctypes.CDLL,
     *,
-    focal: float,
+    focal: torch.Tensor,
     near: float,
     far: float,
     cam_pos: torch.Tensor,
@@ -188,6 +188,7 @@ def raycast(
 ) -> None:
     """Fill depth (N, H, W) float32, seg (N, H, W) int32 and normal (N, H, W, 3) float32 (optional).
 
+    focal (N,) or (1,) float64 focal lengths in pixels, (H/2) / tan(fovy/2);
     cam_pos (N, 3) / cam_mat (N, 9) float64 with any row stride (a camera's slice of cam_xpos /
     cam_xmat); geom_pos (N, ngeom, 3), geom_mat (N, ngeom, 9) float64 contiguous; geom_size
     (N or 1, ngeom, 3) float64 contiguous; geoms (G,) int32 ids to render with types (G,) int32 and
@@ -195,10 +196,11 @@ def raycast(
     num_envs, height, width = depth.shape
     for t in (cam_pos, cam_mat):
         assert t.dtype == torch.float64 and t.stride(1) == 1
-    for t in (geom_pos, geom_mat, geom_size, depth, seg, geoms, types, rbound):
+    assert focal.dtype == torch.float64
+    for t in (focal, geom_pos, geom_mat, geom_size, depth, seg, geoms, types, rbound):
         assert t.is_contiguous()
     lib.canter_raycast(
-        num_envs, width, height, focal, near, far,
+        num_envs, width, height, focal.data_ptr(), 1 if focal.numel() > 1 else 0, near, far,
         cam_pos.data_ptr(), cam_mat.data_ptr(), cam_pos.stride(0), cam_mat.stride(0),
         geom_pos.data_ptr(), geom_mat.data_ptr(), geom_pos.shape[1], geom_size.data_ptr(),
         geom_size.stride(0) if geom_size.shape[0] > 1 else 0, geoms.numel(), geoms.data_ptr(), types.data_ptr(),

@@ -171,11 +171,12 @@ static void shade_env(const shade_t* sh, int64_t e, int64_t npix, int width, dou
   }
 }
 
-// cam_pos (nenv, cam_stride_pos): the camera's 3 coordinates per env; cam_mat likewise 9 values.
+// focals (nenv or 1) focal lengths in pixels, focal_stride 0 when shared. cam_pos (nenv,
+// cam_stride_pos): the camera's 3 coordinates per env; cam_mat likewise 9 values.
 // geom_pos (nenv, ngeom_all, 3), geom_mat (nenv, ngeom_all, 9); geom_size (nenv or 1, ngeom_all, 3),
 // size_stride 0 when shared; geoms: ngeom ids to render; types, rbound: per listed geom. shading:
 // NULL, or where to shade the hits into RGB (needs normal).
-void canter_raycast(int64_t nenv, int width, int height, double focal, double near, double far,
+void canter_raycast(int64_t nenv, int width, int height, const double* focals, int64_t focal_stride, double near, double far,
                     const double* cam_pos, const double* cam_mat, int64_t cam_stride_pos, int64_t cam_stride_mat,
                     const double* geom_pos, const double* geom_mat, int ngeom_all, const double* geom_size,
                     int64_t size_stride, int ngeom, const int* geoms, const int* types, const double* rbound,
@@ -184,6 +185,7 @@ void canter_raycast(int64_t nenv, int width, int height, double focal, double ne
   const double cx = 0.5 * width, cy = 0.5 * height;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthread)
   for (int64_t e = 0; e < nenv; e++) {
+    const double focal = focals[e * focal_stride];  // pixels: (H/2) / tan(fovy/2)
     float* zbuf = depth + e * npix;
     int32_t* ids = seg + e * npix;
     float* nrm = normal ? normal + e * npix * 3 : NULL;

@@ -40,6 +40,7 @@ class WarpCamera(Camera):
                     cam_active=[self.cam_id],
                     background_color=(0.0, 0.0, 0.0, 1.0),
                     enable_specular=False,
+                    use_precomputed_rays=False,  # rays from each world's cam_fovy (field of view DR)
                 )
             except (NotImplementedError, ValueError) as err:
                 message = " ".join(str(err).split())
