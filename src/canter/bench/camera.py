@@ -75,6 +75,8 @@ class CameraBenchResult:
     images_per_s: float  # median over repetitions
     images_per_s_min: float
     images_per_s_max: float
+    images_per_cpu_s: float  # images per CPU-second (all threads): efficiency, robust to other load
+    renderer_loop_images_per_cpu_s: float | None  # the same for the renderer child process
     camera_path: str  # "kernel" or "batch_ray" (cpu camera), "warp"
     batch_ray_images_per_s: float | None  # the cpu camera's Batch.ray path, median (kernel runs only)
     camera_ms: float  # one render of all envs, median
@@ -97,10 +99,13 @@ def _stats(values: list[float]) -> tuple[float, float, float]:
     return statistics.median(values), min(values), max(values)
 
 
-def _time(work: Callable[[], object], count: int) -> float:
-    start = time.perf_counter()
+def _time(work: Callable[[], object], count: int, cpu: list[float] | None = None) -> float:
+    """Wall seconds per call; appends CPU seconds per call (this process, all threads) to `cpu`."""
+    start, start_cpu = time.perf_counter(), time.process_time()
     for _ in range(count):
         work()
+    if cpu is not None:
+        cpu.append((time.process_time() - start_cpu) / count)
     return (time.perf_counter() - start) / count
 
 
@@ -136,11 +141,13 @@ class _RendererLoop:
             errors.append(f"{gl}: {lines[-1] if lines else 'no output'}")
         self.error = "mujoco.Renderer unavailable (" + "; ".join(errors) + ")"
 
-    def images_per_s(self, passes: int) -> float:
+    def images_per_s(self, passes: int) -> tuple[float, float]:
+        """(images per wall second, images per CPU-second of the child) over `passes` passes."""
         assert self.process is not None and self.process.stdin is not None and self.process.stdout is not None
         self.process.stdin.write(f"run {passes}\n")
         self.process.stdin.flush()
-        return float(self.process.stdout.readline())
+        wall, cpu = self.process.stdout.readline().split()
+        return float(wall), float(cpu)
 
     def close(self) -> None:
         if self.process is not None:
@@ -214,15 +221,19 @@ def run_camera_bench(cfg: CameraBenchCfg, progress: Callable[[str], None] | None
             steps = max(2, int(cfg.seconds / step_s))
             passes = 1
             if loop is not None and loop.process is not None:
-                passes = max(1, int(cfg.seconds * loop.images_per_s(1) / cfg.num_envs))
+                passes = max(1, int(cfg.seconds * loop.images_per_s(1)[0] / cfg.num_envs))
             camera_times, step_times, loop_rates, reference_times = [], [], [], []
+            camera_cpu: list[float] = []
+            loop_cpu_rates: list[float] = []
             for rep in range(cfg.repeats):
-                camera_times.append(_time(camera.render, renders))
+                camera_times.append(_time(camera.render, renders, camera_cpu))
                 if reference is not None:
                     reference_times.append(_time(reference.render, max(2, renders // 4)))
                 step_times.append(_time(env_step, steps))
                 if loop is not None and loop.process is not None:
-                    loop_rates.append(loop.images_per_s(passes))
+                    wall_rate, cpu_rate = loop.images_per_s(passes)
+                    loop_rates.append(wall_rate)
+                    loop_cpu_rates.append(cpu_rate)
                 if progress is not None:
                     rate = cfg.num_envs / camera_times[-1]
                     other = f", renderer loop {loop_rates[-1]:,.0f}" if loop_rates else ""
@@ -248,6 +259,8 @@ def run_camera_bench(cfg: CameraBenchCfg, progress: Callable[[str], None] | None
         images_per_s=images,
         images_per_s_min=images_min,
         images_per_s_max=images_max,
+        images_per_cpu_s=cfg.num_envs / statistics.median(camera_cpu),
+        renderer_loop_images_per_cpu_s=statistics.median(loop_cpu_rates) if loop_cpu_rates else None,
         camera_path=getattr(camera, "path", "warp"),
         batch_ray_images_per_s=statistics.median(cfg.num_envs / t for t in reference_times)
         if reference_times

@@ -48,6 +48,13 @@ def _table(result: CameraBenchResult) -> Table:
             f"{result.renderer_loop_images_per_s_max:,.0f}",
         )
         table.add_row("ratio", f"{result.ratio:.2f}", "", "")
+    loop_cpu = result.renderer_loop_images_per_cpu_s
+    table.add_row(
+        "images per CPU-second: camera / renderer loop",
+        f"{result.images_per_cpu_s:,.0f} / {'-' if loop_cpu is None else f'{loop_cpu:,.0f}'}",
+        "",
+        "",
+    )
     table.add_row("camera share of env step", f"{result.camera_share_of_step:.1%}", "", "")
     table.add_row("camera / step per env step (ms)", f"{result.camera_ms:.1f} / {result.step_ms:.1f}", "", "")
     return table
