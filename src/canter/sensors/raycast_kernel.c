@@ -63,7 +63,7 @@ static inline hit_t ray_box(const double* o, const double* d, const double* s) {
       if (fabs(o[k]) > s[k]) return h;
       continue;
     }
-    double t1 = (-s[k] - o[k]) / d[k], t2 = (s[k] - o[k]) / d[k];
+    double inv = 1.0 / d[k], t1 = (-s[k] - o[k]) * inv, t2 = (s[k] - o[k]) * inv;
     if (t1 > t2) { double tmp = t1; t1 = t2; t2 = tmp; }
     if (t1 > tmin) { tmin = t1; axis_in = k; }
     if (t2 < tmax) { tmax = t2; axis_out = k; }
@@ -105,7 +105,7 @@ static inline hit_t ray_round(const double* o, const double* d, double r, double
   return h;
 }
 
-static inline hit_t ray_geom(int type, const double* o, const double* d, const double* s) {
+static inline __attribute__((always_inline)) hit_t ray_geom(int type, const double* o, const double* d, const double* s) {
   switch (type) {
     case PLANE: return ray_plane(o, d, s);
     case SPHERE: return ray_sphere(o, d, s[0]);
@@ -113,6 +113,40 @@ static inline hit_t ray_geom(int type, const double* o, const double* d, const d
     case ELLIPSOID: return ray_ellipsoid(o, d, s);
     case CYLINDER: return ray_round(o, d, s[0], s[1], 0);
     default: return ray_box(o, d, s);
+  }
+}
+
+typedef struct {
+  int r0, r1, c0, c1, width;
+  double cx, cy, inv_focal, zfloor;
+  int id;
+} rect_t;
+
+// test one geom on the pixels of its rectangle, keeping nearer hits; `type` is a constant at every
+// call site, so each geom type gets its own loop without a branch on the type per pixel
+static inline __attribute__((always_inline)) void draw(int type, const rect_t* rc, const double* o, const double* M,
+                                                       const double* gr, const double* size, float* zbuf,
+                                                       int32_t* ids, float* nrm) {
+  for (int row = rc->r0; row <= rc->r1; row++) {
+    double yv = (rc->cy - row - 0.5) * rc->inv_focal;
+    double base[3] = {M[1] * yv - M[2], M[4] * yv - M[5], M[7] * yv - M[8]};
+    for (int col = rc->c0; col <= rc->c1; col++) {
+      int64_t p = (int64_t)row * rc->width + col;
+      if (zbuf[p] <= rc->zfloor) continue;  // hidden behind a nearer surface
+      double xv = (col + 0.5 - rc->cx) * rc->inv_focal;
+      double d[3] = {M[0] * xv + base[0], M[3] * xv + base[1], M[6] * xv + base[2]};
+      hit_t h = ray_geom(type, o, d, size);
+      if (h.t < 0 || h.t >= zbuf[p]) continue;
+      zbuf[p] = (float)h.t;
+      ids[p] = rc->id;
+      if (nrm) {  // world normal R_g n, unit
+        double n[3], len;
+        for (int i = 0; i < 3; i++) n[i] = gr[3 * i] * h.n[0] + gr[3 * i + 1] * h.n[1] + gr[3 * i + 2] * h.n[2];
+        len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        len = len > 0 ? 1.0 / len : 0.0;
+        for (int i = 0; i < 3; i++) nrm[3 * p + i] = (float)(n[i] * len);
+      }
+    }
   }
 }
 
@@ -185,7 +219,7 @@ void canter_raycast(int64_t nenv, int width, int height, const double* focals, i
   const double cx = 0.5 * width, cy = 0.5 * height;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nthread)
   for (int64_t e = 0; e < nenv; e++) {
-    const double focal = focals[e * focal_stride];  // pixels: (H/2) / tan(fovy/2)
+    const double focal = focals[e * focal_stride], inv_focal = 1.0 / focal;  // pixels: (H/2) / tan(fovy/2)
     float* zbuf = depth + e * npix;
     int32_t* ids = seg + e * npix;
     float* nrm = normal ? normal + e * npix * 3 : NULL;
@@ -235,25 +269,14 @@ void canter_raycast(int64_t nenv, int width, int height, const double* focals, i
           r1 = clampi(ceil(cy - 0.5 - vmin * focal), 0, height - 1);
         }
       }
-      for (int row = r0; row <= r1; row++) {
-        double yv = (cy - row - 0.5) / focal;
-        for (int col = c0; col <= c1; col++) {
-          int64_t p = (int64_t)row * width + col;
-          if (zbuf[p] <= zfloor) continue;  // hidden behind a nearer surface
-          double xv = (col + 0.5 - cx) / focal;
-          double d[3] = {M[0] * xv + M[1] * yv - M[2], M[3] * xv + M[4] * yv - M[5], M[6] * xv + M[7] * yv - M[8]};
-          hit_t h = ray_geom(types[g], o, d, size);
-          if (h.t < 0 || h.t >= zbuf[p]) continue;
-          zbuf[p] = (float)h.t;
-          ids[p] = id;
-          if (nrm) {  // world normal R_g n, unit
-            double n[3], len;
-            for (int i = 0; i < 3; i++) n[i] = gr[3 * i] * h.n[0] + gr[3 * i + 1] * h.n[1] + gr[3 * i + 2] * h.n[2];
-            len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-            len = len > 0 ? 1.0 / len : 0.0;
-            for (int i = 0; i < 3; i++) nrm[3 * p + i] = (float)(n[i] * len);
-          }
-        }
+      rect_t rect = {r0, r1, c0, c1, width, cx, cy, inv_focal, zfloor, id};
+      switch (types[g]) {  // one specialised pixel loop per geom type
+        case PLANE: draw(PLANE, &rect, o, M, gr, size, zbuf, ids, nrm); break;
+        case SPHERE: draw(SPHERE, &rect, o, M, gr, size, zbuf, ids, nrm); break;
+        case CAPSULE: draw(CAPSULE, &rect, o, M, gr, size, zbuf, ids, nrm); break;
+        case ELLIPSOID: draw(ELLIPSOID, &rect, o, M, gr, size, zbuf, ids, nrm); break;
+        case CYLINDER: draw(CYLINDER, &rect, o, M, gr, size, zbuf, ids, nrm); break;
+        default: draw(BOX, &rect, o, M, gr, size, zbuf, ids, nrm); break;
       }
     }
     for (int64_t p = 0; p < npix; p++) {  // a nearest surface nearer than `near` is clipped away
