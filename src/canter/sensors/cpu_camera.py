@@ -3,7 +3,7 @@
 Two paths compute the same images (tests hold them together):
 
 - `kernel` (scenes of primitive geoms: planes, spheres, capsules, ellipsoids, cylinders, boxes):
-  canter.sensors.raycast, a C kernel on OpenMP threads that tests each geom only on the pixels its
+  canter.sensors.raycast, a C kernel on plain threads that tests each geom only on the pixels its
   bounding sphere covers on screen. It reads the geom poses of the simulator's derived fields.
 - `batch_ray` (any scene, e.g. with meshes; or CANTER_CAMERA_KERNEL=0): one
   `mujoco.batch.Batch.ray` call on MuJoCo's thread pool (mj_kinematics, then mj_ray per pixel

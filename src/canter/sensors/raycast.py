@@ -1,6 +1,6 @@
 """The cpu camera's fast path: raycast_kernel.c, built on first use with the system's C compiler,
 cached, and called through ctypes on the tensors' memory (the same scheme as the QP kernel,
-canter.control.qp.kernel).
+canter.control.qp.kernel), on plain threads (envs taken from an atomic counter).
 
 The kernel intersects each env's pixel rays with MuJoCo's primitive geoms itself, testing each geom
 only on the pixels its bounding sphere covers on screen (a rasterizer of analytic primitives), so

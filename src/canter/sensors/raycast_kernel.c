@@ -1,9 +1,9 @@
 // Batched pinhole ray casting of MuJoCo primitives (plane, sphere, capsule, ellipsoid, cylinder, box)
 // for canter.sensors.cpu_camera: the fast path of the cpu camera. Built and loaded by raycast.py.
 //
-// Every env (OpenMP threads over envs) keeps a z-buffer of planar depths. Each geom is tested only
-// on the pixels of its screen rectangle: the projection of its bounding sphere (the whole image for
-// planes and for spheres reaching behind the near plane), nearest geoms first, skipping pixels
+// Every env (threads take envs from a shared counter) keeps a z-buffer of planar depths. Each geom
+// is tested only on the pixels of its screen rectangle: the projection of its bounding sphere (the
+// whole image for planes and for spheres reaching behind the near plane), nearest first, skipping pixels
 // that already hold a surface nearer than the geom can be. A pixel's ray leaves the camera position
 // along R_cam (x, y, -1), so the ray parameter t of a hit is its planar depth; in the geom's frame the
 // ray is o + t M (x, y, -1) with o = R_g^T (cam - pos_g), M = R_g^T R_cam. Each test returns the
@@ -12,6 +12,7 @@
 // read as misses, as with Batch.ray and MuJoCo Warp. Outputs: depth (far for no hit), geom id (-1),
 // and, when asked, the unit world normal (zero for no hit).
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -210,16 +211,42 @@ static void shade_env(const shade_t* sh, int64_t e, int64_t npix, int width, dou
 // geom_pos (nenv, ngeom_all, 3), geom_mat (nenv, ngeom_all, 9); geom_size (nenv or 1, ngeom_all, 3),
 // size_stride 0 when shared; geoms: ngeom ids to render; types, rbound: per listed geom. shading:
 // NULL, or where to shade the hits into RGB (needs normal).
-void canter_raycast(int64_t nenv, int width, int height, const double* focals, int64_t focal_stride, double near, double far,
-                    const double* cam_pos, const double* cam_mat, int64_t cam_stride_pos, int64_t cam_stride_mat,
-                    const double* geom_pos, const double* geom_mat, int ngeom_all, const double* geom_size,
-                    int64_t size_stride, int ngeom, const int* geoms, const int* types, const double* rbound,
-                    float* depth, int32_t* seg, float* normal, const shade_t* shading, int nthread) {
+typedef struct {
+  int64_t nenv;
+  int width, height;
+  const double *focals;
+  int64_t focal_stride;
+  double near, far;
+  const double *cam_pos, *cam_mat;
+  int64_t cam_stride_pos, cam_stride_mat;
+  const double *geom_pos, *geom_mat;
+  int ngeom_all;
+  const double* geom_size;
+  int64_t size_stride;
+  int ngeom;
+  const int *geoms, *types;
+  const double* rbound;
+  float* depth;
+  int32_t* seg;
+  float* normal;
+  const shade_t* shading;
+  int64_t next;  // the next env to render (atomic)
+} job_t;
+
+static void render_env(const job_t* j, int64_t e) {
+  const int width = j->width, height = j->height, ngeom_all = j->ngeom_all, ngeom = j->ngeom;
+  const double near = j->near, far = j->far;
+  const double *cam_pos = j->cam_pos, *cam_mat = j->cam_mat, *geom_pos = j->geom_pos, *geom_mat = j->geom_mat;
+  const double *geom_size = j->geom_size, *rbound = j->rbound;
+  const int *geoms = j->geoms, *types = j->types;
+  const int64_t cam_stride_pos = j->cam_stride_pos, cam_stride_mat = j->cam_stride_mat, size_stride = j->size_stride;
+  const shade_t* shading = j->shading;
   const int64_t npix = (int64_t)width * height;
   const double cx = 0.5 * width, cy = 0.5 * height;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthread)
-  for (int64_t e = 0; e < nenv; e++) {
-    const double focal = focals[e * focal_stride], inv_focal = 1.0 / focal;  // pixels: (H/2) / tan(fovy/2)
+  float *depth = j->depth, *normal = j->normal;
+  int32_t* seg = j->seg;
+  {
+    const double focal = j->focals[e * j->focal_stride], inv_focal = 1.0 / focal;  // pixels: (H/2) / tan(fovy/2)
     float* zbuf = depth + e * npix;
     int32_t* ids = seg + e * npix;
     float* nrm = normal ? normal + e * npix * 3 : NULL;
@@ -287,4 +314,31 @@ void canter_raycast(int64_t nenv, int width, int height, const double* focals, i
     }
     if (shading && nrm) shade_env(shading, e, npix, width, focal, ngeom_all, cp, cr, zbuf, ids, nrm);
   }
+}
+
+static void* worker(void* arg) {
+  job_t* job = (job_t*)arg;
+  for (;;) {
+    int64_t e = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+    if (e >= job->nenv) return NULL;
+    render_env(job, e);
+  }
+}
+
+void canter_raycast(int64_t nenv, int width, int height, const double* focals, int64_t focal_stride, double near, double far,
+                    const double* cam_pos, const double* cam_mat, int64_t cam_stride_pos, int64_t cam_stride_mat,
+                    const double* geom_pos, const double* geom_mat, int ngeom_all, const double* geom_size,
+                    int64_t size_stride, int ngeom, const int* geoms, const int* types, const double* rbound,
+                    float* depth, int32_t* seg, float* normal, const shade_t* shading, int nthread) {
+  job_t job = {nenv, width, height, focals, focal_stride, near, far, cam_pos, cam_mat, cam_stride_pos,
+               cam_stride_mat, geom_pos, geom_mat, ngeom_all, geom_size, size_stride, ngeom, geoms, types,
+               rbound, depth, seg, normal, shading, 0};
+  // plain threads that exit when the envs run out (no OpenMP: its idle workers spin at the end of a
+  // parallel region and take the CPU the physics and other processes need)
+  pthread_t threads[64];
+  int started = 0;
+  for (int i = 1; i < nthread && i < 64 && i < nenv; i++)
+    if (pthread_create(&threads[started], NULL, worker, &job) == 0) started++;
+  worker(&job);
+  for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
 }
