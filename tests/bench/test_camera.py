@@ -15,7 +15,9 @@ TABLE = str(asset_path("camera_table.xml"))
 
 
 def test_result_holds_the_figures_scripts_read():
-    cfg = CameraBenchCfg(model=TABLE, num_envs=4, resolution=16, repeats=2, seconds=0.05, outputs=("depth", "rgb"))
+    cfg = CameraBenchCfg(
+        model=TABLE, num_envs=4, resolution=16, repeats=2, seconds=0.05, outputs=("depth", "rgb")
+    )
     result = run_camera_bench(cfg)
     assert result.camera == "overhead" and result.width == result.height == 16
     assert result.images_per_s_min <= result.images_per_s <= result.images_per_s_max
