@@ -169,14 +169,14 @@ FAULT = """
     if os.environ.get("RANK") == "1":
         from canter.rl import runner
 
-        original = runner.OnPolicyRunner._iteration
+        original = runner.OnPolicyRunner.run_iteration
 
-        def _iteration(self, *args, **kwargs):
+        def run_iteration(self, *args, **kwargs):
             if self.iteration == 1:
                 raise RuntimeError("injected fault")
             return original(self, *args, **kwargs)
 
-        runner.OnPolicyRunner._iteration = _iteration
+        runner.OnPolicyRunner.run_iteration = run_iteration
 """
 
 

@@ -21,17 +21,15 @@ def filled_storage() -> RolloutStorage:
     )
     for t in range(NUM_STEPS):
         k = torch.arange(NUM_ENVS, dtype=torch.float32) + t * NUM_ENVS
-        storage.add_transition(
+        storage.store_policy_step(
             observations={"policy": torch.stack([k, -k], dim=-1), "critic": k[:, None], "unused": k},
             actions=k[:, None],
             log_probs=k,
             action_mean=k[:, None],
             action_std=k[:, None],
             values=k,
-            rewards=k,
-            terminated=(k.long() % 4) == 0,
-            truncated=torch.zeros(NUM_ENVS, dtype=torch.bool),
         )
+        storage.store_env_step(rewards=k, terminated=(k.long() % 4) == 0, truncated=torch.zeros(NUM_ENVS, dtype=torch.bool))
     storage.returns.copy_(storage.values)
     storage.advantages.copy_(storage.values)
     return storage

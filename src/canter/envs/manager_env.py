@@ -30,6 +30,7 @@ from canter.managers.reward import RewardManager
 from canter.managers.termination import TerminationManager
 from canter.mdp.randomization import randomization_summary
 from canter.scene.scene import Scene
+from canter.sim import mjwarnings
 from canter.sim.backend import make_simulator
 from canter.sim.model import keyframe_index, load_model
 from canter.terrains.terrain import Terrain
@@ -84,6 +85,7 @@ class ManagerBasedRLEnv:
         self._startup_log: dict[str, torch.Tensor] = dict(self.extras["log"])
         self._pending_log = dict(self._startup_log)
         self.obs_buf: dict[str, torch.Tensor] = {}
+        self._no_catches = torch.zeros((), dtype=torch.int64, device=self.device)
 
     # --- VecEnv -----------------------------------------------------------------------------
     @property
@@ -128,6 +130,7 @@ class ManagerBasedRLEnv:
             self._pending_log = {}
             self.extras["episode_return"] = self.episode_return.clone()
             self.extras["episode_length"] = self.episode_length_buf.float()
+            self.extras["nonfinite_resets"] = self._no_catches if caught is None else caught.sum()
             reset_ids = done.nonzero().squeeze(1)
             if reset_ids.numel() > 0:
                 self._reset_idx(reset_ids)
@@ -215,6 +218,11 @@ class ManagerBasedRLEnv:
                     self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
         self._pending_log = dict(self._startup_log)
         self.scene.invalidate()
+
+    def take_sim_warnings(self) -> dict[str, int]:
+        """MuJoCo's warnings since the last call (message -> count; counted, not printed: see
+        canter.sim.mjwarnings). Process-wide: every env of this process reports into one count."""
+        return mjwarnings.take()
 
     def close(self) -> None:
         pass

@@ -1,19 +1,24 @@
 """Training logs: a rich progress line, TensorBoard scalars, a CSV of the curves and a PNG plot.
 
 Rank 0 alone logs (see canter.rl.distributed); the others construct a Logger with enabled=False.
+progress.csv and training_curve.png are rewritten (atomically: a temporary file renamed over the
+old one) at every checkpoint and at close, so a killed run keeps them up to its last checkpoint.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps", "total_fps")
+CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
+              "total_fps", "nonfinite_resets")
+CURVE_FILES = ("progress.csv", "training_curve.png")
 
 
 class Logger:
@@ -54,8 +59,23 @@ class Logger:
             f"step {curve['step_fps']:>9,.0f}/s  step+inf {curve['step_inference_fps']:>9,.0f}/s  "
             f"total {curve['total_fps']:>9,.0f}/s"
         )
+        if curve.get("nonfinite_resets", 0.0) > 0:
+            status += f"  [yellow]non-finite resets {curve['nonfinite_resets']:,.0f}[/yellow]"
         assert self._progress is not None
         self._progress.update(self._task, completed=iteration + 1, status=status)
+
+    def warn(self, text: str) -> None:
+        """One warning line above the progress bar (rank 0)."""
+        if self.enabled:
+            self.console.print(f"[yellow]warning:[/yellow] {text}")
+
+    def checkpoint(self, history: list[dict[str, float]]) -> None:
+        """A checkpoint was written: bring progress.csv, the plot and TensorBoard's files up to it."""
+        self.history = history
+        if not self.enabled:
+            return
+        self._writer.flush()
+        self.write_curves()
 
     def close(self, history: list[dict[str, float]]) -> None:
         """Stop the progress display and write the curves of the whole run (resumes included)."""
@@ -72,12 +92,30 @@ class Logger:
         """progress.csv and training_curve.png over the whole history (resumed runs included)."""
         if not self.history:
             return
-        with open(self.run_dir / "progress.csv", "w", newline="") as file:
+        with _atomic(self.run_dir / "progress.csv") as tmp, open(tmp, "w", newline="") as file:
             writer = csv.DictWriter(file, fieldnames=CURVE_KEYS)
             writer.writeheader()
             for row in self.history:
                 writer.writerow({k: row.get(k, float("nan")) for k in CURVE_KEYS})
-        plot_curves(self.history, self.run_dir / "training_curve.png")
+        with _atomic(self.run_dir / "training_curve.png") as tmp:
+            plot_curves(self.history, tmp)
+
+
+class _atomic:
+    """`with _atomic(path) as tmp:` write tmp; on success it replaces path, on failure it goes."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+
+    def __enter__(self) -> Path:
+        return self.tmp
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if kind is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
 
 
 def plot_curves(history: list[dict[str, float]], path: Path) -> None:
@@ -99,5 +137,5 @@ def plot_curves(history: list[dict[str, float]], path: Path) -> None:
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format="png")
     plt.close(fig)
