@@ -69,10 +69,11 @@ class CpuSimulator(Simulator):
         self.ctrl = _view(self.batch.bind("ctrl"))
         self.xfrc_applied = _view(self.batch.bind("xfrc_applied"))
         self.sensordata = _view(self.batch.bind("sensordata"))
-        self._warning_count = _view(self.batch.warning)[:, _UNSTABLE_WARNINGS, 1]
-        self._warnings_seen = self._warning_count.sum(dim=1)
+        # per env, how often MuJoCo reset it for an unstable state: zeroed after every catch, because
+        # MuJoCo warns (and counts past 1) only while the count is 0 (numpy and torch views)
         self._warning_numbers = self.batch.warning[:, _UNSTABLE_WARNINGS, 1]
-        self._warnings_total = int(self._warning_numbers.sum())
+        self._warning_count = _view(self._warning_numbers)
+        self._warning_numbers[...] = 0
         self._any_nonfinite = False
         self._state_np = self.batch.state
         self._expanded: dict[str, torch.Tensor] = {}  # views of expanded fields (Batch keeps their arrays)
@@ -92,16 +93,13 @@ class CpuSimulator(Simulator):
             failed = np.asarray(err.ids)
         # fast path: two scalar reductions (NaN and Inf survive a sum; MuJoCo counts the unstable
         # states it reset in its warnings); the per-env check runs only when one of them fires
-        warnings_total = int(self._warning_numbers.sum())
-        if failed is None and warnings_total == self._warnings_total and np.isfinite(self._state_np.sum()):
+        if failed is None and not self._warning_numbers.any() and np.isfinite(self._state_np.sum()):
             if self._any_nonfinite:
                 self.nonfinite = torch.zeros(self.num_envs, dtype=torch.bool)
                 self._any_nonfinite = False
             return
-        self._warnings_total = warnings_total
-        warnings_now = self._warning_count.sum(dim=1)
-        bad = ~torch.isfinite(self._state.sum(dim=1)) | (warnings_now != self._warnings_seen)
-        self._warnings_seen = warnings_now
+        bad = ~torch.isfinite(self._state.sum(dim=1)) | (self._warning_count.sum(dim=1) > 0)
+        self._warning_numbers[...] = 0
         if failed is not None:
             bad[torch.from_numpy(failed).long()] = True
         self.nonfinite = bad
@@ -178,6 +176,5 @@ class CpuSimulator(Simulator):
                 self.expand(key[len("model/") :]).copy_(value)
         self._state.copy_(state["state"])
         self.nonfinite_total.copy_(state["nonfinite_total"])
-        self._warnings_seen = self._warning_count.sum(dim=1)
-        self._warnings_total = int(self._warning_numbers.sum())
+        self._warning_numbers[...] = 0
         self.batch.forward(stage=int(mujoco.mjtStage.mjSTAGE_ACC))
