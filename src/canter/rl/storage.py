@@ -63,7 +63,8 @@ class RolloutStorage:
         self.device = torch.device(device)
         steps_envs = (self.num_transitions_per_env, self.num_envs)
         transitions = self.num_transitions_per_env * self.num_envs
-        per_transition = 4 * (sum(math.prod(shape) for shape in observation_shapes.values()) + 3 * num_actions + 6) + 2
+        # float32: observations, actions, mean, std, log prob, value, reward, return, advantage; two flags
+        per_transition = 4 * (sum(math.prod(shape) for shape in observation_shapes.values()) + 3 * num_actions + 5) + 2
         check_memory("algo.num_steps_per_env", transitions * per_transition, self.device,
                      f"rollout storage of {self.num_transitions_per_env:,} steps x {self.num_envs:,} envs "
                      f"x {per_transition:,} bytes")
