@@ -191,3 +191,36 @@ def test_raising_rank_fails_the_launch_naming_it(tmp_path):
     assert result.returncode == 2, result.stderr[-2000:]
     assert "rank 1: internal error: RuntimeError: injected fault" in result.stderr
     assert "distributed run failed: rank 1 exited with code 1" in result.stderr
+
+
+def test_a_stop_signal_to_one_rank_stops_every_rank_at_the_same_iteration_with_a_checkpoint(tmp_path):
+    """SIGTERM to rank 1 alone, once learning runs: the ranks agree on the stop through the
+    iteration's all-reduce, stop after the same iteration and save one checkpoint with both parts
+    (the default save interval would have written none for 50 iterations)."""
+    run_dir = tmp_path / "run"
+    env = _env()
+    env.update({"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())})
+    argv = [sys.executable, "-m", "canter.train", "cartpole", "--run-dir", str(run_dir), "--num-envs", "32", "--quiet",
+            "--max-iterations", "100000", "--dist-timeout", "60"]
+    logs = [tmp_path / f"rank{r}.err" for r in range(2)]
+    ranks = [subprocess.Popen(argv, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stdout=subprocess.DEVNULL,
+                              stderr=logs[r].open("w")) for r in range(2)]
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not list(run_dir.glob("events.out.tfevents.*")):  # rank 0's logger exists: learning starts
+            assert time.monotonic() < deadline and ranks[0].poll() is None, logs[0].read_text()[-2000:]
+            time.sleep(0.2)
+        time.sleep(1.0)
+        ranks[1].send_signal(signal.SIGTERM)
+        for process in ranks:
+            process.wait(timeout=TIMEOUT_S)
+    finally:
+        for process in ranks:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    for log in logs:
+        assert "error" not in log.read_text(), log.read_text()[-2000:]
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    assert 1 <= saved["iteration"] < 100000 and len(saved["ranks"]) == 2
+    assert len(saved["history"]) == saved["iteration"]
