@@ -19,6 +19,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
               "total_fps", "nonfinite_resets")
 CURVE_FILES = ("progress.csv", "training_curve.png")
+# non-finite resets above this share of all resets earn a warning line ...
+NONFINITE_WARN_SHARE = 0.01
+# ... and after one, the next comes this many iterations later at the soonest
+WARN_EVERY = 10
 
 
 class Logger:
@@ -30,6 +34,8 @@ class Logger:
         self._writer: Any = None
         self._progress: Progress | None = None
         self._task: Any = None
+        self._unstable = {"nonfinite": 0.0, "resets": 0.0, "since": -WARN_EVERY}
+        self._sim_warnings: dict[str, int] = {}
         if not enabled:
             return
         from torch.utils.tensorboard import SummaryWriter
@@ -68,6 +74,32 @@ class Logger:
         """One warning line above the progress bar (rank 0)."""
         if self.enabled:
             self.console.print(f"[yellow]warning:[/yellow] {text}")
+
+    def note_instability(self, iteration: int, nonfinite_resets: float, resets: float, sim_warnings: dict[str, int]) -> None:
+        """Counts of one iteration: envs reset because their physics blew up, all resets, and the
+        simulator's warnings (message -> count). A warning line when the blown-up share exceeds
+        NONFINITE_WARN_SHARE or the simulator warned; after one, the next comes WARN_EVERY iterations
+        later at the soonest, with the counts of the iterations between."""
+        unstable = self._unstable
+        unstable["nonfinite"] += nonfinite_resets
+        unstable["resets"] += resets
+        for message, count in sim_warnings.items():
+            self._sim_warnings[message] = self._sim_warnings.get(message, 0) + count
+        if iteration - unstable["since"] < WARN_EVERY:
+            return
+        nonfinite, resets = unstable["nonfinite"], max(unstable["resets"], 1.0)
+        parts = []
+        if nonfinite > NONFINITE_WARN_SHARE * resets:
+            parts.append(f"{nonfinite:,.0f} of {resets:,.0f} resets ({nonfinite / resets:.0%}) were envs whose physics "
+                         f"blew up (non-finite or unstable state)")
+        if self._sim_warnings:
+            ranked = sorted(self._sim_warnings.items(), key=lambda item: -item[1])
+            parts.append("MuJoCo warned " + "; ".join(f"{count:,} x {message!r}" for message, count in ranked))
+        if parts:
+            self.warn(f"iteration {iteration}: " + "; ".join(parts) + " (a smaller timestep may help)")
+            unstable["since"] = iteration
+        self._sim_warnings = {}
+        unstable["nonfinite"] = unstable["resets"] = 0.0
 
     def checkpoint(self, history: list[dict[str, float]]) -> None:
         """A checkpoint was written: bring progress.csv, the plot and TensorBoard's files up to it."""

@@ -46,10 +46,6 @@ from canter.rl.logger import CURVE_FILES, Logger
 CHECKPOINT = "checkpoint.pt"
 # the signals that stop training gracefully, in the order a simultaneous arrival reports them
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-# non-finite resets above this share of all resets in an iteration earn a warning line ...
-NONFINITE_WARN_SHARE = 0.01
-# ... at most once per this many iterations (with the counts since the last one)
-WARN_EVERY = 10
 
 
 @dataclass(kw_only=True)
@@ -108,8 +104,6 @@ class OnPolicyRunner:
         self.nonfinite_resets_total = 0.0  # envs reset for a blown-up physics state, all ranks, whole run
         self.stop_signal: signal.Signals | None = None
         self._signal: signal.Signals | None = None  # received by this process during learn()
-        self._unstable = {"nonfinite": 0.0, "resets": 0.0, "since": -WARN_EVERY}  # for the warning line
-        self._sim_warnings: dict[str, int] = {}
         if self.rank == 0 and self.run_dir.is_dir():
             remove_stale_temps(self.run_dir, (CHECKPOINT, *CURVE_FILES))
         cores = distributed.cores_per_process()
@@ -274,6 +268,7 @@ class OnPolicyRunner:
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+            self._signal = None  # stop_signal keeps what stopped this learn()
 
     def run_iteration(
         self, obs: dict[str, torch.Tensor], logger: Logger | None = None, should_stop: Callable[[], bool] | None = None
@@ -350,39 +345,9 @@ class OnPolicyRunner:
             self.history.append(curve)
         if logger is not None:
             logger.log_iteration(self.iteration, scalars, curve)
-            self._warn_instability(logger, stats)
+            take = getattr(self.env, "take_sim_warnings", None)  # this process's; the counts are all ranks'
+            logger.note_instability(self.iteration, stats["nonfinite_resets"], stats["episodes"], take() if take else {})
         return obs, {**stats, **{k: float(v) for k, v in losses.items()}}
-
-
-    def _warn_instability(self, logger: Logger, stats: dict[str, float]) -> None:
-        """A warning line when non-finite resets exceeded NONFINITE_WARN_SHARE of all resets or MuJoCo
-        warned; after one, the next comes WARN_EVERY iterations later at the soonest, with the counts
-        of those iterations."""
-        unstable = self._unstable
-        unstable["nonfinite"] += stats["nonfinite_resets"]
-        unstable["resets"] += stats["episodes"]
-        take = getattr(self.env, "take_sim_warnings", None)
-        for message, count in (take() if take is not None else {}).items():
-            self._sim_warnings[message] = self._sim_warnings.get(message, 0) + count
-        if self.iteration - unstable["since"] < WARN_EVERY:
-            return
-        nonfinite, resets = unstable["nonfinite"], unstable["resets"]
-        lines = []
-        if nonfinite > NONFINITE_WARN_SHARE * max(resets, 1.0):
-            lines.append(f"{nonfinite:,.0f} of {resets:,.0f} resets ({nonfinite / max(resets, 1.0):.0%}) were envs whose "
-                         f"physics blew up (non-finite or unstable state)")
-        if self._sim_warnings:
-            lines.append(f"MuJoCo warned {mjwarnings_summary(self._sim_warnings)}")
-        if lines:
-            logger.warn(f"iteration {self.iteration}: " + "; ".join(lines) + " (a smaller timestep may help)")
-            unstable["since"] = self.iteration
-        self._sim_warnings = {}
-        unstable["nonfinite"] = unstable["resets"] = 0.0
-
-
-def mjwarnings_summary(counts: dict[str, int]) -> str:
-    """'N x message; M x message', most frequent first."""
-    return "; ".join(f"{count:,} x {message!r}" for message, count in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def _sync(device: torch.device) -> None:
