@@ -329,6 +329,10 @@ def test_a_checkpoint_of_another_task_is_refused_in_one_line(tmp_path):
     with pytest.raises(CanterError) as caught:
         cartpole.load_policy(tmp_path / "ant" / "checkpoint.pt")
     assert str(caught.value) == expected
+    old = {"algorithm": load_checkpoint(tmp_path / "ant" / "checkpoint.pt")["algorithm"], "iteration": 1}
+    torch.save(old, tmp_path / "old.pt")  # a checkpoint from before the per-rank parts and the metadata
+    with pytest.raises(CanterError, match=r"old.pt was written by an older Canter \(it lacks meta, wall_time_s, "):
+        cartpole.load(tmp_path / "old.pt")
 
 
 def test_physics_blow_ups_are_counted_per_iteration_and_reported(tmp_path, capfd):

@@ -208,14 +208,13 @@ class ManagerBasedRLEnv:
         self.command_manager.load_state_dict(state["command"])
         self.event_manager.load_state_dict(state["event"])
         self.curriculum_manager.load_state_dict(state["curriculum"])
-        if self.terrain is not None and "terrain" in state:
+        if self.terrain is not None:
             self.terrain.load_state_dict(state["terrain"])
-        if "randomization" in state:  # checkpoints written before it was saved have none
-            self.randomization_state = {k: v.clone().to(self.device) for k, v in state["randomization"].items()}
-            self._startup_log = {}
-            for name in self._startup_randomization:
-                if name in self.randomization_state:
-                    self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
+        self.randomization_state = {k: v.clone().to(self.device) for k, v in state["randomization"].items()}
+        self._startup_log = {}
+        for name in self._startup_randomization:
+            if name in self.randomization_state:
+                self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
         self._pending_log = dict(self._startup_log)
         self.scene.invalidate()
 
