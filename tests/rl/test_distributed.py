@@ -136,17 +136,24 @@ def test_resume_with_another_world_size_names_the_right_one(straight):
         train_main(["cartpole", "--resume", str(run_dir), "--max-iterations", "4"])
 
 
-def test_killed_rank_stops_the_other_with_a_clear_error(tmp_path):
-    """Two ranks started by hand (no torchrun agent to stop the survivor): kill rank 1 after the
-    first checkpoint; rank 0 must notice on its own, say so, and exit with code 3."""
-    run_dir = tmp_path / "run"
+def _start_ranks(tmp_path: Path, *flags: str) -> tuple[list[subprocess.Popen], list[Path]]:
+    """Two ranks of `canter.train cartpole` started by hand into tmp_path/run (no torchrun agent),
+    training toward 100000 iterations; their stderr goes to tmp_path/rank<r>.err."""
     env = _env()
     env.update({"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())})
-    argv = [sys.executable, "-m", "canter.train", "cartpole", "--run-dir", str(run_dir), *SMALL,
+    argv = [sys.executable, "-m", "canter.train", "cartpole", "--run-dir", str(tmp_path / "run"), *flags,
             "--max-iterations", "100000", "--dist-timeout", "60"]
     logs = [tmp_path / f"rank{r}.err" for r in range(2)]
     ranks = [subprocess.Popen(argv, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stdout=subprocess.DEVNULL,
                               stderr=logs[r].open("w")) for r in range(2)]
+    return ranks, logs
+
+
+def test_killed_rank_stops_the_other_with_a_clear_error(tmp_path):
+    """Two ranks started by hand (no torchrun agent to stop the survivor): kill rank 1 after the
+    first checkpoint; rank 0 must notice on its own, say so, and exit with code 3."""
+    run_dir = tmp_path / "run"
+    ranks, logs = _start_ranks(tmp_path, *SMALL)
     try:
         deadline = time.monotonic() + TIMEOUT_S
         while not (run_dir / "checkpoint.pt").exists():
@@ -198,13 +205,7 @@ def test_a_stop_signal_to_one_rank_stops_every_rank_at_the_same_iteration_with_a
     iteration's all-reduce, stop after the same iteration and save one checkpoint with both parts
     (the default save interval would have written none for 50 iterations)."""
     run_dir = tmp_path / "run"
-    env = _env()
-    env.update({"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())})
-    argv = [sys.executable, "-m", "canter.train", "cartpole", "--run-dir", str(run_dir), "--num-envs", "32", "--quiet",
-            "--max-iterations", "100000", "--dist-timeout", "60"]
-    logs = [tmp_path / f"rank{r}.err" for r in range(2)]
-    ranks = [subprocess.Popen(argv, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stdout=subprocess.DEVNULL,
-                              stderr=logs[r].open("w")) for r in range(2)]
+    ranks, logs = _start_ranks(tmp_path, "--num-envs", "32", "--quiet")
     try:
         deadline = time.monotonic() + TIMEOUT_S
         while not list(run_dir.glob("events.out.tfevents.*")):  # rank 0's logger exists: learning starts
