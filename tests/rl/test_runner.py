@@ -266,7 +266,10 @@ def test_a_stop_signal_finishes_the_iteration_saves_and_resumes_bitwise(tmp_path
     assert len((tmp_path / "split" / "progress.csv").read_text().splitlines()) == 1 + 3  # without close()
     assert (tmp_path / "split" / "training_curve.png").stat().st_size > 0
 
+    stale = tmp_path / "split" / f".checkpoint.pt.{2**22 + 7}.0a1b2c3d.tmp"  # a pid above Linux's pid_max
+    stale.write_bytes(b"partial")  # a writer killed mid-write
     resumed = _cartpole_runner(tmp_path / "split", max_iterations=4)
+    assert not stale.exists()  # gone at the next start
     resumed.load(tmp_path / "split" / "checkpoint.pt")
     resumed.learn()
     assert resumed.stop_signal is None
