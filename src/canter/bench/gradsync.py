@@ -23,14 +23,14 @@ import torch.distributed as dist
 from torch import nn
 
 from canter.bench.report import machine_info
-from canter.cli.launch import launch
-from canter.cli.session import init_rank, parse_train_args
 from canter.core.device import torch_threads
 from canter.core.rng import make_generator
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.rl import distributed
 from canter.rl.factory import make_policy
 from canter.rl.modules import ActorCritic
+from canter.runs.args import init_rank, parse_train_args
+from canter.runs.launch import launch
 
 WAYS = ("none", "flat", "ddp")
 
@@ -109,7 +109,6 @@ def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str
 def run_gradsync_launched(task: str, steps: int, repeats: int, nproc: int, train_argv: list[str]) -> dict[str, Any]:
     """run_gradsync_bench on nproc ranks started by torchrun's launcher; rank 0's result."""
     with tempfile.TemporaryDirectory(prefix="canter-gradsync-") as tmp:
-        out = Path(tmp) / "result.json"
-        launch("canter", ["bench", "gradsync", "--task", task, "--steps", str(steps), "--repeats", str(repeats),
-                          "--out", str(out), *train_argv], nproc)
-        return json.loads(out.read_text())
+        launch("canter", ["bench", "gradsync", task, "--steps", str(steps), "--repeats", str(repeats),
+                          "--out", tmp, *train_argv], nproc)
+        return json.loads((Path(tmp) / "gradsync.json").read_text())

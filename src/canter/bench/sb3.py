@@ -20,10 +20,10 @@ import numpy as np
 import torch
 
 from canter.bench.report import machine_info
-from canter.cli.session import make_env, parse_train_args
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
 from canter.rl.runner import OnPolicyRunner
+from canter.runs.args import make_env, parse_train_args
 
 
 def gymnasium_ant_xml() -> Path:
@@ -70,7 +70,7 @@ def train_canter(model_path: Path, seconds: float, num_envs: int, seed: int, eva
         runner.algorithm.train_mode()
         frames, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            obs, stats = runner._iteration(obs, None)
+            obs, stats = getattr(runner, "run_iteration", runner._iteration)(obs, None)
             frames += num_envs * args.agent.algo.num_steps_per_env
             totals.append(stats["total_fps"])
             curve.append((time.perf_counter() - start, stats["mean_return"]))

@@ -19,12 +19,12 @@ from typing import Any
 import torch
 
 from canter.bench.report import machine_info
-from canter.cli.launch import launch
-from canter.cli.session import init_rank, make_rank_env, parse_train_args
 from canter.core import profiling
 from canter.core.errors import ConfigError
 from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
+from canter.runs.args import init_rank, make_rank_env, parse_train_args
+from canter.runs.launch import launch
 
 FIGURES = ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s")
 
@@ -54,7 +54,7 @@ def run_train_bench(
             return time.perf_counter() - start >= seconds and len(rows) >= 1
 
         while not (rows and rows[-1]["stop"]):
-            obs, stats = runner._iteration(obs, None, should_stop=time_is_up)
+            obs, stats = getattr(runner, "run_iteration", runner._iteration)(obs, None, should_stop=time_is_up)
             runner.iteration += 1
             rows.append(stats)
             if progress is not None and info.is_main:
@@ -106,17 +106,16 @@ def run_train_bench_launched(
     cores_per_process: int | None = None,
 ) -> dict[str, Any]:
     """run_train_bench on nproc ranks started by torchrun's launcher (`python -m canter bench train`
-    in each; cores_per_process: see canter.cli.launch.launch); rank 0's result, with the port the
+    in each; cores_per_process: see canter.runs.launch.launch); rank 0's result, with the port the
     ranks met on."""
     if not seconds > 0:
         raise ConfigError(f"--seconds: must be > 0, got {seconds}")
     parse_train_args(task, [*train_argv, "--quiet"])  # one-line errors here, before any rank starts
     with tempfile.TemporaryDirectory(prefix="canter-bench-") as tmp:
-        out = Path(tmp) / "result.json"
         profile = ["--profile-dir", profile_dir] if profile_dir else []
-        argv = ["bench", "train", "--task", task, "--seconds", str(seconds), "--out", str(out), *profile, *train_argv]
+        argv = ["bench", "train", task, "--max-time", str(seconds), "--out", tmp, *profile, *train_argv]
         port = launch("canter", argv, nproc, port=port, cores_per_process=cores_per_process)
-        result = json.loads(out.read_text())
+        result = json.loads((Path(tmp) / "train.json").read_text())
     result["master_port"] = port
     return result
 
@@ -131,7 +130,7 @@ def _profile_iteration(runner: OnPolicyRunner, obs: dict[str, torch.Tensor], pat
         activities.append(ProfilerActivity.CUDA)
     path.parent.mkdir(parents=True, exist_ok=True)
     with profile(activities=activities) as profiler:
-        runner._iteration(obs, None)
+        getattr(runner, "run_iteration", runner._iteration)(obs, None)
         runner.iteration += 1
     profiler.export_chrome_trace(str(path))
     return path
