@@ -87,8 +87,6 @@ def check_writable_file(path: Path) -> None:
 
 
 def play_main(args: PlayArgs) -> int:
-    from canter.envs.manager_env import ManagerBasedRLEnv
-
     if args.video:
         check_writable_file(Path(args.video))
         try:
@@ -97,6 +95,8 @@ def play_main(args: PlayArgs) -> int:
             raise CanterError(f"offscreen rendering is unavailable with MUJOCO_GL={os.environ.get('MUJOCO_GL')} "
                               f"({type(err).__name__}: {' '.join(str(err).split())[:120]}); install its library "
                               "(libegl1 for egl, libosmesa6 for osmesa) or choose another MUJOCO_GL") from None
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
     _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint)
     env, policy = runner.env, runner.algorithm.policy
     steps = args.steps or env.max_episode_length
