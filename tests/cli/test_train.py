@@ -66,7 +66,7 @@ def test_help_imports_no_torch():
 
 def test_an_error_found_before_training_leaves_no_run_directory(tmp_path):
     run_dir = tmp_path / "run"
-    with pytest.raises(CanterError, match="agent.algo.num_mini_batches: 100000 minibatches exceed the 128 transitions"):
+    with pytest.raises(CanterError, match=r"agent\.algo\.num_mini_batches: 100000 minibatches exceed the 128 transitions"):
         main(["train", "cartpole", "--run-dir", str(run_dir), *SMALL, "--agent.algo.num-mini-batches", "100000"])
     assert not run_dir.exists()
 

@@ -9,6 +9,7 @@ from typing import Literal
 
 import tyro
 
+from canter.cli.flags import OptionalTask
 from canter.core.errors import CanterError
 
 
@@ -64,7 +65,7 @@ class DeployCmd:
 
     action: tyro.conf.Positional[Literal["run"]]
     policy: tyro.conf.Positional[str]  # an exported .onnx file
-    task: tyro.conf.Positional[str | None] = None  # the simulated robot's task (default: the policy's)
+    task: OptionalTask = None  # the simulated robot's task (default: the policy's)
     rate: float | None = None  # loop rate, Hz (default: the policy's control frequency)
     duration: float = 10.0  # seconds of wall time
     spin_us: float = 200.0  # busy-wait this long before each tick instead of sleeping

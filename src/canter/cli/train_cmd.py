@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
 import tyro
 
+from canter.cli.flags import OptionalTask
 from canter.runs.args import TrainFlags
 
 
@@ -17,7 +19,7 @@ class TrainCmd(TrainFlags):
     budget (--max-iterations, --max-time, --agent.save-interval) and --quiet may change."""
 
     PASS_THROUGH: ClassVar[str] = "overrides"
-    task: tyro.conf.Positional[str | None] = None  # a registered task (canter list); omitted with --resume
+    task: OptionalTask = None  # a registered task (canter list); omitted with --resume
     run_dir: str | None = None  # default: runs/<task>-<date>-<time>
     resume: str | None = None  # continue the run in this directory
     nproc: int = 1  # processes on this machine (torch.distributed through torchrun); --num-envs is the total
@@ -37,13 +39,11 @@ def print_task_help(task: str) -> None:
     from canter.envs.env_cfg import EnvCfg
     from canter.rl.runner import RunnerCfg
 
-    @dataclass(kw_only=True)
-    class TrainHelp(TrainCmd):
-        env: EnvCfg  # any field of the task's env config, e.g. --env.rewards.alive.weight 2.0
-        agent: RunnerCfg  # any field of the agent config, e.g. --agent.algo.learning-rate 3e-4
-
+    help_type = dataclasses.make_dataclass("TrainHelp", [("env", EnvCfg), ("agent", RunnerCfg)], bases=(TrainCmd,),
+                                           kw_only=True)
+    help_type.__doc__ = TrainCmd.__doc__
     env, agent = task_configs(task)
-    tyro.cli(TrainHelp, args=["--help"], prog=f"canter train {task}", default=TrainHelp(task=task, env=env, agent=agent),
+    tyro.cli(help_type, args=["--help"], prog=f"canter train {task}", default=help_type(task=task, env=env, agent=agent),
              config=(tyro.conf.AvoidSubcommands,))
 
 

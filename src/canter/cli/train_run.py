@@ -53,6 +53,8 @@ def plan(cmd: TrainCmd, overrides: list[str]) -> Plan:
     if cmd.nproc < 1:
         raise CanterError(f"--nproc: must be >= 1, got {cmd.nproc}")
     flags = TrainFlags(**{f.name: getattr(cmd, f.name) for f in fields(TrainFlags)})
+    # a rank of a torchrun launch counts the launch's processes (its own --nproc is 1)
+    nproc = max(cmd.nproc, int(os.environ.get("WORLD_SIZE", "1")))
     if cmd.resume is not None:
         if cmd.run_dir is not None:
             raise CanterError("--run-dir: not with --resume (the run stays in its directory)")
@@ -60,17 +62,17 @@ def plan(cmd: TrainCmd, overrides: list[str]) -> Plan:
         saved = read_command(run_dir)
         if cmd.task is not None and cmd.task != saved.task:
             raise CanterError(f"{run_dir} is a {saved.task!r} run, not {cmd.task!r}")
-        command = resumed_command(saved, flags, overrides, cmd.nproc)
+        command = resumed_command(saved, flags, overrides, nproc)
         return Plan(command=command, args=command.train_args(), run_dir=run_dir, resume=True)
     if cmd.task is None:
         raise CanterError("missing TASK: canter train TASK [options] (or canter train --resume RUN_DIR)")
-    command = RunCommand(task=cmd.task, flags=flags, overrides=list(overrides), nproc=cmd.nproc,
+    command = RunCommand(task=cmd.task, flags=flags, overrides=list(overrides), nproc=nproc,
                          dist_timeout=cmd.dist_timeout)
     run_dir = Path(cmd.run_dir) if cmd.run_dir else default_run_dir(cmd.task)
     if os.environ.get(HELD_VARIABLE) != str(run_dir.resolve()):
         check_new_run_dir(run_dir)
     args = command.train_args()
-    check_train_args(args, cmd.nproc)
+    check_train_args(args, nproc)
     return Plan(command=command, args=args, run_dir=run_dir, resume=False)
 
 

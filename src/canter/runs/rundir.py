@@ -45,7 +45,7 @@ class RunCommand:
     task: str
     flags: TrainFlags = field(default_factory=TrainFlags)
     overrides: list[str] = field(default_factory=list)  # --env.* / --agent.* tokens, as typed
-    nproc: int = 1
+    nproc: int = 1  # 0: not recorded (a version 1 command.json); the checkpoint then tells
     dist_timeout: float = 300.0
 
     def train_args(self) -> TrainArgs:
@@ -124,7 +124,7 @@ def read_command(run_dir: str | Path) -> RunCommand:
         if "argv" in data:  # version 1: the train argv as typed
             flags, overrides = parse(_LegacyFlags, [str(a) for a in data["argv"]], prog="command.json", unknown=True)
             plain = {f.name: getattr(flags, f.name) for f in dataclasses.fields(TrainFlags)}
-            return RunCommand(task=str(data["task"]), flags=TrainFlags(**plain), overrides=overrides,
+            return RunCommand(task=str(data["task"]), flags=TrainFlags(**plain), overrides=overrides, nproc=0,
                               dist_timeout=flags.dist_timeout)
         return RunCommand(task=str(data["task"]), flags=TrainFlags(**data["flags"]),
                           overrides=[str(t) for t in data["overrides"]], nproc=int(data.get("nproc", 1)),
@@ -139,7 +139,7 @@ def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], 
     Flags that would change the trajectory (env count, seed, device, backend, algorithm, model, any
     other config field) raise a CanterError saying why; the saved budget is kept unless overridden.
     """
-    if nproc != saved.nproc:
+    if saved.nproc and nproc != saved.nproc:
         raise CanterError(f"--nproc: the run was trained with {saved.nproc} process(es); resume with --nproc {saved.nproc}")
     new_flags = dataclasses.replace(saved.flags)
     base = saved.train_args()

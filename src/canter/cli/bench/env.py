@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-import tyro
+from canter.cli.flags import Task
 
 
 @dataclass(kw_only=True)
 class EnvArgs:
     """Env step FPS of a task vs raw mujoco.batch.Batch on the same model, threads and env count."""
 
-    task: tyro.conf.Positional[str] = "ant"
+    task: Task = "ant"
     num_envs: int = 1024
     backend: str = "cpu"
     device: str = "cpu"
@@ -63,7 +63,7 @@ def env_main(args: EnvArgs) -> int:
 class MemoryArgs:
     """Bytes of per-env model fields with the usual randomized fields expanded."""
 
-    task: tyro.conf.Positional[str] = "ant"
+    task: Task = "ant"
     model: str | None = None
     num_envs: tuple[int, ...] = (256, 1024, 4096)
     json: bool = False

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-import tyro
-
+from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
 
@@ -18,7 +17,7 @@ class GradsyncArgs:
     no exchange. Train flags (--num-envs N in all, --agent.algo.num-mini-batches M, ...) shape the minibatch."""
 
     PASS_THROUGH: ClassVar[str] = "train"
-    task: tyro.conf.Positional[str] = "ant"
+    task: Task = "ant"
     nproc: int = 2  # processes (torch.distributed via torchrun's launcher)
     steps: int = 50  # minibatch steps per timed block
     repeats: int = 5  # timed blocks per way

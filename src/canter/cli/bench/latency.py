@@ -6,14 +6,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import tyro
+from canter.cli.flags import Task
 
 
 @dataclass(kw_only=True)
 class LatencyArgs:
     """Single-observation policy inference latency, one thread: ONNX Runtime vs TorchScript vs torch."""
 
-    task: tyro.conf.Positional[str] = "dog-flat"  # whose observation/action sizes and agent network to use
+    task: Task = "dog-flat"  # whose observation/action sizes and agent network to use
     iterations: int = 5000  # timed calls per backend
     warmup: int = 200
     rounds: int = 5  # backends take turns in this many blocks

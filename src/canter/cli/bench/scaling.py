@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar, Literal
 
 import tyro
 
+from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
 
@@ -18,7 +19,7 @@ class ScalingArgs:
     Any other train flag (e.g. --backend, --agent.algo.num-mini-batches) goes to every training run."""
 
     PASS_THROUGH: ClassVar[str] = "train"
-    task: tyro.conf.Positional[str] = "ant"
+    task: Task = "ant"
     mode: Literal["strong", "weak"] = "weak"  # strong: --num-envs in all; weak: --num-envs per process
     nprocs: str = "1,2"  # process counts, comma-separated, e.g. 1,2,4,8
     num_envs: int = 1024

@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar
 
 import tyro
 
+from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
 
@@ -18,7 +19,7 @@ class TrainBenchArgs:
     Any train flag (--num-envs N, --model MJCF, --backend, ...) and --env.* / --agent.* go to the run."""
 
     PASS_THROUGH: ClassVar[str] = "train"
-    task: tyro.conf.Positional[str] = "ant"
+    task: Task = "ant"
     max_time: Annotated[float, tyro.conf.arg(aliases=("--seconds",))] = 60.0  # seconds of training
     nproc: int = 1  # processes (torch.distributed via torchrun's launcher); --num-envs is the total
     cores_per_process: int | None = None  # threads of each process (default: cores / nproc)
