@@ -35,13 +35,16 @@ def export_main(args: ExportArgs) -> int:
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.export.exporter import SUFFIX, export_policy
     from canter.runs.load import load_run
+    from canter.runs.rundir import check_writable_file
 
     if args.record_steps < 1 or args.record_envs < 1:
         raise CanterError("--record-steps and --record-envs must be >= 1")
-    command, run_args, runner = load_run(args.run_dir, args.record_envs, args.checkpoint)
-    task = command.task
     stem = "policy" + (".int8" if args.quantize else "")
     out = (Path(args.out) if args.out else Path(args.run_dir) / "exported") / (stem + SUFFIX[args.format])
+    if Path(args.run_dir).is_dir():
+        check_writable_file(out)
+    command, run_args, runner = load_run(args.run_dir, args.record_envs, args.checkpoint)
+    task = command.task
     env = runner.env
     assert isinstance(env, ManagerBasedRLEnv)
     report = export_policy(env, runner.algorithm.policy, task, fmt=args.format, out=out, quantize=args.quantize,

@@ -14,6 +14,7 @@ from rich.console import Console
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
 from canter.runs.load import load_run
+from canter.runs.rundir import check_writable_file
 
 if TYPE_CHECKING:
     from canter.cli.train_cmd import EvalArgs, PlayArgs
@@ -71,19 +72,6 @@ def eval_main(args: EvalArgs) -> int:
                                       "mean_episode_length", "max_return", "task"}):
         console.print(f"  {name}: {result[name]:.4f}")
     return 0
-
-
-def check_writable_file(path: Path) -> None:
-    """A file can be written at path (its folder is created); else one CanterError naming it."""
-    folder = path.parent
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise CanterError(f"cannot write {path}: {err.strerror or err}") from None
-    if path.is_dir():
-        raise CanterError(f"cannot write {path}: it is a directory")
-    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise CanterError(f"cannot write {path}: permission denied")
 
 
 def play_main(args: PlayArgs) -> int:

@@ -147,6 +147,8 @@ def parse_train_args(task: str, argv: list[str]) -> TrainArgs:
 def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
     """What only shows once training starts, checked before anything is written."""
     num_envs = args.env.num_envs
+    if num_envs < 1:
+        raise ConfigError(f"num_envs: must be >= 1, got {num_envs}")
     if num_envs % world_size:
         raise ConfigError(f"num_envs: {num_envs} envs cannot be split evenly over {world_size} processes")
     algo = args.agent.algo

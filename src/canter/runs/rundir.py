@@ -80,6 +80,19 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise CanterError(f"cannot write {path}: {err.strerror or err}") from None
 
 
+def check_writable_file(path: Path) -> None:
+    """A file can be written at path (its folder is created); else one CanterError naming it."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CanterError(f"cannot write {path}: {err.strerror or err}") from None
+    if path.is_dir():
+        raise CanterError(f"cannot write {path}: it is a directory")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CanterError(f"cannot write {path}: permission denied")
+
+
 def default_run_dir(task: str) -> Path:
     return Path("runs") / f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
 

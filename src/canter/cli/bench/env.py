@@ -43,8 +43,21 @@ def env_main(args: EnvArgs) -> int:
                   f"({args.repeats} x {args.seconds:.1f} s per side)")
     result = run_env_bench(cfg, progress=progress)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
+    table = Table(title=f"{result.task}: {result.num_envs} envs, {result.threads} threads, "
+                  f"backend {result.backend}, decimation {result.decimation}", title_justify="left")
+    for column in ("", "median steps/s", "min", "max"):
+        table.add_column(column, justify="right")
+    for label, spread, fmt in (("raw mujoco.batch.Batch", result.raw_rollout_steps_per_s, ",.0f"),
+                               ("canter env (all terms)", result.env_steps_per_s, ",.0f"),
+                               ("ratio env / raw", result.ratio, ".3f")):
+        table.add_row(label, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
+    Console().print(table)
+    if result.env_physics_share is not None:
+        print(f"env physics share (time in sim.step / env step time): {result.env_physics_share:.3f}")
+    print(f"model: {result.model_path}  cpu: {result.machine['cpu']}  commit: {result.machine['commit']}")
+    return 0
     table = Table(title=f"{result['task']}: {result['num_envs']} envs, {result['threads']} threads, "
                   f"backend {result['backend']}, decimation {result['decimation']}", title_justify="left")
     for column in ("", "median steps/s", "min", "max"):
@@ -84,13 +97,13 @@ def memory_main(args: MemoryArgs) -> int:
     model = load_model(args.model or cfg.model_path, cfg.spec_edits)
     results = [measure_dr_memory(model, n) for n in args.num_envs]
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps([r.to_json() for r in results], indent=2))
         return 0
     table = Table(title=f"per-env model fields ({args.task})", title_justify="left")
     table.add_column("num_envs", justify="right")
     table.add_column("expanded bytes", justify="right")
     table.add_column("fields")
     for r in results:
-        table.add_row(str(r["num_envs"]), f"{r['total_bytes']:,}", ", ".join(r["expanded_fields"]))
+        table.add_row(str(r.num_envs), f"{r.total_bytes:,}", ", ".join(r.expanded_fields))
     Console().print(table)
     return 0

@@ -64,18 +64,19 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
             return 0
     if args.out is not None:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "train.json").write_text(json.dumps(result, indent=2))
+        (Path(args.out) / "train.json").write_text(json.dumps(result.to_json(), indent=2))
         return 0
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
-    table = Table(title=f"train {args.task}: {result['num_envs']} envs on {result['nproc']} process(es), "
-                  f"{result['iterations']} iterations in {result['wall_time_s']:.0f} s", title_justify="left")
+    table = Table(title=f"train {args.task}: {result.num_envs} envs on {result.nproc} process(es), "
+                  f"{result.iterations} iterations in {result.wall_time_s:.0f} s", title_justify="left")
     for column in ("figure", "median", "min", "max"):
         table.add_column(column, justify="right")
-    for key in ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s"):
+    for key, spread in (("step_fps", result.step_fps), ("step_inference_fps", result.step_inference_fps),
+                        ("total_fps", result.total_fps), ("iteration_time_s", result.iteration_time_s)):
         fmt = ",.3f" if key.endswith("_s") else ",.0f"
-        table.add_row(key, *(format(result[key + suffix], fmt) for suffix in ("", "_min", "_max")))
+        table.add_row(key, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
     Console().print(table)
-    print(f"mean return at the end: {result['mean_return']:.3f}  commit {result['commit']}")
+    print(f"mean return at the end: {result.mean_return:.3f}  commit {result.machine.get('commit')}")
     return 0
