@@ -98,12 +98,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _choose_gl(command: Any) -> None:
     """Only `canter play --video` renders: it needs MUJOCO_GL's platform chosen before mujoco is
-    imported (EGL unless set). Every other command turns MuJoCo's GL off, so a broken GL setting
-    (e.g. MUJOCO_GL=osmesa without libOSMesa, which makes `import mujoco` fail) cannot stop it."""
+    imported (EGL unless set). Every other command imports mujoco with GL off, so a broken GL setting
+    (e.g. MUJOCO_GL=osmesa without libOSMesa, which makes `import mujoco` fail) cannot stop it; the
+    variable itself is left as it was (for processes this one starts)."""
     if isinstance(command, PlayArgs) and command.video:
         os.environ.setdefault("MUJOCO_GL", "egl")
-    else:
-        os.environ["MUJOCO_GL"] = "disable"
+        return
+    if "mujoco" in sys.modules:
+        return
+    previous = os.environ.get("MUJOCO_GL")
+    os.environ["MUJOCO_GL"] = "disable"
+    try:
+        import mujoco  # noqa: F401
+    finally:
+        if previous is None:
+            os.environ.pop("MUJOCO_GL", None)
+        else:
+            os.environ["MUJOCO_GL"] = previous
 
 
 def entrypoint(argv: list[str] | None = None) -> None:
