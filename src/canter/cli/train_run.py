@@ -88,9 +88,12 @@ def train(cmd: TrainCmd, overrides: list[str]) -> int:
 
 
 def resume_line(run_dir: Path, signum: int, iteration: int | None) -> str:
-    at = f" at iteration {iteration}" if iteration is not None else ""
-    return (f"interrupted by {signal.Signals(signum).name}{at}; checkpoint saved; "
-            f"resume with: canter train --resume {shlex.quote(str(run_dir))}")
+    """The line an interrupted run ends with; iteration None: no checkpoint was written yet."""
+    name = signal.Signals(signum).name
+    resume = f"canter train --resume {shlex.quote(str(run_dir))}"
+    if iteration is None:
+        return f"interrupted by {name} before the first checkpoint; resume with: {resume} (it starts at iteration 0)"
+    return f"interrupted by {name} at iteration {iteration}; checkpoint saved; resume with: {resume}"
 
 
 def launch_training(the_plan: Plan, cmd: TrainCmd, overrides: list[str]) -> int:
