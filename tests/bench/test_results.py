@@ -25,3 +25,14 @@ def test_train_result_json_keeps_the_report_keys_and_reads_back():
     assert TrainBenchResult.from_json(data) == _result()
     launched = _result(master_port=29500, profile_trace="t.json").to_json()
     assert launched["master_port"] == 29500 and launched["profile_trace"] == "t.json"
+
+
+def test_gradsync_result_json_keeps_the_report_keys_and_reads_back():
+    from canter.bench.gradsync import GradsyncResult
+
+    result = GradsyncResult(task="ant", nproc=2, dist_backend="gloo", minibatch_size_per_process=512, num_parameters=10,
+                            steps=5, repeats=2, none_ms=1.0, none_ms_all=[1.0, 1.5], flat_ms=2.0, flat_ms_all=[2.0, 2.5],
+                            ddp_ms=3.0, ddp_ms_all=[3.0, 3.5], faster="flat", machine={"commit": "abc"})
+    data = result.to_json()
+    assert data["flat_ms"] == 2.0 and data["ddp_ms_all"] == [3.0, 3.5] and data["commit"] == "abc"
+    assert GradsyncResult.from_json(data) == result

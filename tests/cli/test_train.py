@@ -173,3 +173,15 @@ def test_sigterm_saves_and_prints_the_resume_command(tmp_path):
     assert process.returncode == 128 + signal.SIGTERM
     iteration = load_checkpoint(run_dir / "checkpoint.pt")["iteration"]
     assert f"interrupted by SIGTERM at iteration {iteration}; checkpoint saved; resume with: canter train --resume {run_dir}" in stderr
+
+
+def test_ranks_get_the_parsed_command_back_and_the_resume_line_is_exact(tmp_path):
+    from canter.cli.train_cmd import TrainCmd
+    from canter.cli.train_run import _rank_argv, resume_line
+
+    cmd = TrainCmd(task="cartpole", num_envs=16, quiet=True, nproc=2, max_time=5.0)
+    assert _rank_argv(cmd, ["--env.rewards.alive.weight", "2"]) == [
+        "cartpole", "--num-envs", "16", "--max-time", "5.0", "--quiet", "--env.rewards.alive.weight", "2"]
+    assert resume_line(tmp_path, signal.SIGTERM, 7) == (
+        f"interrupted by SIGTERM at iteration 7; checkpoint saved; resume with: canter train --resume {tmp_path}")
+    assert "before the first checkpoint" in resume_line(tmp_path, signal.SIGINT, None)

@@ -48,18 +48,19 @@ def gradsync_main(args: GradsyncArgs, train_argv: list[str]) -> int:
             return 0
     if args.out is not None:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "gradsync.json").write_text(json.dumps(result, indent=2))
+        (Path(args.out) / "gradsync.json").write_text(json.dumps(result.to_json(), indent=2))
         return 0
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
-    table = Table(title=f"gradient exchange, {args.task}: {result['nproc']} processes, minibatch "
-                  f"{result['minibatch_size_per_process']} per process, {result['num_parameters']:,} parameters",
+    table = Table(title=f"gradient exchange, {args.task}: {result.nproc} processes, minibatch "
+                  f"{result.minibatch_size_per_process} per process, {result.num_parameters:,} parameters",
                   title_justify="left")
     table.add_column("way")
     table.add_column("ms per minibatch step", justify="right")
-    for way, label in (("none", "no exchange"), ("flat", "flat all-reduce"), ("ddp", "DistributedDataParallel")):
-        table.add_row(label, f"{result[way + '_ms']:.3f}")
+    for label, ms in (("no exchange", result.none_ms), ("flat all-reduce", result.flat_ms),
+                      ("DistributedDataParallel", result.ddp_ms)):
+        table.add_row(label, f"{ms:.3f}")
     Console().print(table)
-    print(f"faster: {result['faster']}  commit {result['commit']}")
+    print(f"faster: {result.faster}  commit {result.machine.get('commit')}")
     return 0
