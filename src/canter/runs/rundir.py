@@ -153,7 +153,8 @@ def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], 
     other config field) raise a CanterError saying why; the saved budget is kept unless overridden.
     """
     if saved.nproc and nproc != saved.nproc:
-        raise CanterError(f"--nproc: the run was trained with {saved.nproc} process(es); resume with --nproc {saved.nproc}")
+        raise CanterError(f"--nproc: the run was written by {saved.nproc} process(es), this call has {nproc}: "
+                          f"resume with --nproc {saved.nproc}")
     new_flags = dataclasses.replace(saved.flags)
     base = saved.train_args()
     resolved = {"num_envs": base.env.num_envs, "device": base.device, "backend": base.backend, "seed": base.seed,
