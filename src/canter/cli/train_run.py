@@ -152,55 +152,64 @@ def run_training(the_plan: Plan) -> int:
     """Trains in this process: alone, or as one rank of a torchrun launch (rank 0 logs and saves)."""
     from rich.console import Console
 
-    from canter.rl.distributed import broadcast_object, shutdown
-    from canter.rl.logger import Logger
+    from canter.rl.distributed import broadcast_object
     from canter.rl.runner import OnPolicyRunner
     from canter.runs.args import init_rank, make_rank_env
 
     args, run_dir, resume = the_plan.args, the_plan.run_dir, the_plan.resume
     info = init_rank(args)
-    lock = RunLock(run_dir).acquire(_command_text()) if resume and info.is_main else None
-    checkpoint = run_dir / CHECKPOINT_FILE
-    resume_from = resume and broadcast_object(checkpoint.is_file() if info.is_main else None)
-    console = Console(quiet=not info.is_main)
-    processes = f", {info.world_size} processes ({info.backend})" if info.world_size > 1 else ""
-    console.print(f"[bold]canter train[/bold] {the_plan.command.task}: {args.env.num_envs} envs{processes}, "
-                  f"backend {args.backend}, device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
-    env = make_rank_env(args, info, console=None if args.quiet else console)
-    runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=args.backend == "cpu")
-    if info.is_main:
-        if not resume:
-            make_run_dir(run_dir)
-            lock = RunLock(run_dir).acquire(_command_text())
-        write_run_files(run_dir, the_plan.command, args)  # a resumed run keeps its new budget
-    if resume and not resume_from:
-        console.print(f"{run_dir} has no {CHECKPOINT_FILE}: training it from iteration 0")
-    broadcast_object(None)  # every rank waits until the run directory exists
-    if resume_from:
-        if info.world_size == 1:
-            _check_fits(checkpoint, the_plan.command.task, runner)
-        runner.load(checkpoint)
-        console.print(f"resumed at iteration {runner.iteration} ({runner.wall_time_s:.1f} s trained)")
-    logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=info.is_main, console=console)
+    lock: RunLock | None = None
     try:
-        try:
-            last = runner.learn(logger)
-        finally:
-            logger.close(runner.history)
-        stop = getattr(runner, "stop_signal", None)
-        if stop is not None:
-            if info.is_main and not os.environ.get(LAUNCHED_VARIABLE):
-                print(resume_line(run_dir, int(stop), runner.iteration), file=sys.stderr)
-            shutdown()
-            return 128 + int(stop)
-        console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, mean return "
-                      f"{last.get('mean_return', float('nan')):.3f}, total {last.get('total_fps', 0):,.0f} steps/s")
-        console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
-        shutdown()
-        return 0
+        if resume and info.is_main:
+            lock = RunLock(run_dir).acquire(_command_text())
+        checkpoint = run_dir / CHECKPOINT_FILE
+        resume_from = resume and broadcast_object(checkpoint.is_file() if info.is_main else None)
+        console = Console(quiet=not info.is_main)
+        processes = f", {info.world_size} processes ({info.backend})" if info.world_size > 1 else ""
+        console.print(f"[bold]canter train[/bold] {the_plan.command.task}: {args.env.num_envs} envs{processes}, "
+                      f"backend {args.backend}, device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
+        env = make_rank_env(args, info, console=None if args.quiet else console)
+        runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=args.backend == "cpu")
+        if resume_from:
+            if info.world_size == 1:
+                _check_fits(checkpoint, the_plan.command.task, runner)
+            runner.load(checkpoint)
+            console.print(f"resumed at iteration {runner.iteration} ({runner.wall_time_s:.1f} s trained)")
+        elif resume:
+            console.print(f"{run_dir} has no {CHECKPOINT_FILE}: training it from iteration 0")
+        if info.is_main:
+            if not resume:
+                make_run_dir(run_dir)
+                lock = RunLock(run_dir).acquire(_command_text())
+            write_run_files(run_dir, the_plan.command, args)  # a resumed run keeps its new budget
+        broadcast_object(None)  # every rank waits until the run directory exists
+        return _learn(runner, args, run_dir, info.is_main, console)
     finally:
         if lock is not None:
             lock.release()
+
+
+def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> int:
+    """runner.learn with the logger; the summary, or the resume line after a signal (128 + signum)."""
+    from canter.rl.distributed import shutdown
+    from canter.rl.logger import Logger
+
+    logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=is_main, console=console)
+    try:
+        last = runner.learn(logger)
+    finally:
+        logger.close(runner.history)
+    stop = getattr(runner, "stop_signal", None)
+    if stop is not None:
+        if is_main and not os.environ.get(LAUNCHED_VARIABLE):
+            print(resume_line(run_dir, int(stop), runner.iteration), file=sys.stderr)
+        shutdown()
+        return 128 + int(stop)
+    console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, mean return "
+                  f"{last.get('mean_return', float('nan')):.3f}, total {last.get('total_fps', 0):,.0f} steps/s")
+    console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
+    shutdown()
+    return 0
 
 
 def _check_fits(checkpoint: Path, task: str, runner) -> None:
