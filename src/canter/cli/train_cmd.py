@@ -9,7 +9,7 @@ from typing import ClassVar
 import tyro
 
 from canter.cli.flags import OptionalTask
-from canter.runs.args import TrainFlags
+from canter.runs.args import DIST_TIMEOUT, TrainFlags
 
 
 @dataclass(kw_only=True)
@@ -23,7 +23,7 @@ class TrainCmd(TrainFlags):
     run_dir: str | None = None  # default: runs/<task>-<date>-<time>
     resume: str | None = None  # continue the run in this directory
     nproc: int = 1  # processes on this machine (torch.distributed through torchrun); --num-envs is the total
-    dist_timeout: float = 300.0  # seconds a rank waits in a collective for another rank before failing
+    dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
 
     def run(self, overrides: list[str]) -> int:
         from canter.cli.train_run import train

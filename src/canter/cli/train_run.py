@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canter.core.errors import CanterError
-from canter.runs.args import TrainArgs, TrainFlags, check_train_args
+from canter.runs.args import DIST_TIMEOUT, TrainArgs, TrainFlags, check_train_args
 from canter.runs.lock import HELD_VARIABLE, RunLock
 from canter.runs.rundir import (
     CHECKPOINT_FILE,
@@ -63,6 +63,8 @@ def plan(cmd: TrainCmd, overrides: list[str]) -> Plan:
         if cmd.task is not None and cmd.task != saved.task:
             raise CanterError(f"{run_dir} is a {saved.task!r} run, not {cmd.task!r}")
         command = resumed_command(saved, flags, overrides, nproc)
+        if cmd.dist_timeout != DIST_TIMEOUT:  # how long ranks wait does not change the run
+            command.dist_timeout = cmd.dist_timeout
         return Plan(command=command, args=command.train_args(), run_dir=run_dir, resume=True)
     if cmd.task is None:
         raise CanterError("missing TASK: canter train TASK [options] (or canter train --resume RUN_DIR)")

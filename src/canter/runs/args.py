@@ -38,6 +38,7 @@ class TrainFlags:
     quiet: bool = False  # no start-up tables
 
 
+DIST_TIMEOUT = 300.0  # default seconds a rank waits in a collective for another rank before failing
 # flags and config fields that may differ when a run is resumed: the budget and the logging
 RESUMABLE_FLAGS = ("max_iterations", "max_time", "quiet")
 RESUMABLE_FIELDS = ("agent.max_iterations", "agent.max_time_s", "agent.save_interval")
@@ -52,7 +53,7 @@ class TrainArgs:
     device: str = "cpu"
     backend: Literal["cpu", "warp"] = "cpu"
     quiet: bool = False
-    dist_timeout: float = 300.0  # seconds a rank waits in a collective for another rank before failing
+    dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
     env: EnvCfg
     agent: RunnerCfg
 
@@ -101,7 +102,7 @@ def parse_overrides(task: str, overrides: list[str], base: Overrides | None = No
                  config=(tyro.conf.AvoidSubcommands,))
 
 
-def build_train_args(task: str, flags: TrainFlags, overrides: list[str], *, dist_timeout: float = 300.0) -> TrainArgs:
+def build_train_args(task: str, flags: TrainFlags, overrides: list[str], *, dist_timeout: float = DIST_TIMEOUT) -> TrainArgs:
     """TrainArgs of `task` with the overrides, then the flags on top (they win)."""
     configs = parse_overrides(task, overrides)
     args = TrainArgs(task=task, env=configs.env, agent=configs.agent, dist_timeout=dist_timeout)
