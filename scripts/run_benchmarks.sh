@@ -12,18 +12,18 @@ log() { echo "[$(date +%H:%M:%S)] $*"; }
 
 for n in 256 1024 4096; do
   log "bench env ant N=$n"
-  canter bench env --task ant --num-envs "$n" --json > "$OUT/env_ant_$n.json"
+  canter bench env ant --num-envs "$n" --json > "$OUT/env_ant_$n.json"
 done
 log "bench env ant on Gymnasium's ant.xml N=1024"
-canter bench env --task ant --model "$GYM_ANT" --num-envs 1024 --json > "$OUT/env_gymant_1024.json"
+canter bench env ant --model "$GYM_ANT" --num-envs 1024 --json > "$OUT/env_gymant_1024.json"
 log "bench env cartpole N=1024"
-canter bench env --task cartpole --num-envs 1024 --json > "$OUT/env_cartpole_1024.json"
+canter bench env cartpole --num-envs 1024 --json > "$OUT/env_cartpole_1024.json"
 log "bench env ant warp (Warp CPU device) N=256"
-canter bench env --task ant --num-envs 256 --backend warp --repeats 3 --seconds 2 --json > "$OUT/env_ant_warp_256.json"
+canter bench env ant --num-envs 256 --backend warp --repeats 3 --seconds 2 --json > "$OUT/env_ant_warp_256.json"
 log "bench env dog-flat N=1024 (the quadruped)"
-canter bench env --task dog-flat --num-envs 1024 --json > "$OUT/env_dog_1024.json"
+canter bench env dog-flat --num-envs 1024 --json > "$OUT/env_dog_1024.json"
 log "bench memory"
-canter bench memory --task ant --json > "$OUT/memory_ant.json"
+canter bench memory ant --json > "$OUT/memory_ant.json"
 
 log "cartpole: time to 95% of the best return"
 rm -rf "$OUT/cartpole_run"
@@ -31,13 +31,13 @@ canter train cartpole --run-dir "$OUT/cartpole_run" --quiet > "$OUT/cartpole_tra
 canter eval "$OUT/cartpole_run" --episodes 256 --num-envs 256 --json > "$OUT/cartpole_eval.json"
 
 log "bench train ant-classic on Gymnasium's ant.xml (60 s)"
-canter bench train --task ant-classic --model "$GYM_ANT" --seconds 60 --json > "$OUT/train_gymant.json"
+canter bench train ant-classic --model "$GYM_ANT" --max-time 60 --json > "$OUT/train_gymant.json"
 log "bench train ant (60 s), eager vs torch.compile"
-canter bench train --task ant --seconds 60 --json > "$OUT/train_ant_eager.json"
-canter bench train --task ant --seconds 60 --agent.algo.compile --json > "$OUT/train_ant_compile.json"
+canter bench train ant --max-time 60 --json > "$OUT/train_ant_eager.json"
+canter bench train ant --max-time 60 --agent.algo.compile --json > "$OUT/train_ant_compile.json"
 
 log "bench train dog-flat (60 s)"
-canter bench train --task dog-flat --seconds 60 --json > "$OUT/train_dog.json"
+canter bench train dog-flat --max-time 60 --json > "$OUT/train_dog.json"
 
 for m in $SB3_MINUTES; do
   log "bench sb3 $m min"

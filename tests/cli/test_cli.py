@@ -30,7 +30,6 @@ def test_bench_env_json_has_the_documented_keys(capsys):
     argv = [
         "bench",
         "env",
-        "--task",
         "cartpole",
         "--num-envs",
         "16",
@@ -61,7 +60,7 @@ def test_bench_env_json_has_the_documented_keys(capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("bench", "env", "--task", "nope"), "unknown task 'nope'"),
+        (("bench", "env", "nope"), "unknown task 'nope'"),
         (("bench", "env", "--model", "/nonexistent/ant.xml"), "model file not found"),
         (("bench", "env", "--num-envs", "0"), "num_envs"),
         (("bench", "nope"), "unknown benchmark"),

@@ -43,8 +43,8 @@ def _plain_onnx(path):
 
 def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, exported, tmp_path, capsys):
     assert main(["export", str(run_dir), "--quantize", "int8", "--record-steps", "10", "--record-envs", "2"]) == 0
-    pt = tmp_path / "cartpole.pt"
-    assert main(["export", str(run_dir), "--format", "torchscript", "--out", str(pt), "--record-steps", "5"]) == 0
+    pt = tmp_path / "ts" / "policy.pt"  # --out is a directory
+    assert main(["export", str(run_dir), "--format", "torchscript", "--out", str(pt.parent), "--record-steps", "5"]) == 0
     out = capsys.readouterr().out
     assert "fp32: max |Δaction| vs torch policy" in out and "int8: max |Δaction| vs fp32 export" in out
     fp32 = PolicyRuntime(exported).metadata
@@ -55,7 +55,7 @@ def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, e
     report = json.loads((run_dir / "exported" / "policy.onnx.json").read_text())
     assert report["max_action_error"]["fp32"]["recorded"] < 1e-5 and report["recorded_envs"] == 2
     result_file = tmp_path / "deploy.json"
-    argv = ["deploy", "run", str(exported), "--duration", "0.25", "--json", "--out", str(result_file)]
+    argv = ["deploy", "run", str(exported), "--duration", "0.25", "--json", "--out", str(tmp_path)]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
     assert result == json.loads(result_file.read_text())
@@ -68,11 +68,11 @@ def test_bad_arguments_raise_canter_errors(run_dir, exported, tmp_path):
         (["export", str(tmp_path / "nope")], "no run directory at"),
         (["export", str(tmp_path)], "is not a Canter run directory"),
         (["export", str(run_dir), "--record-steps", "0"], "--record-steps"),
-        (["deploy", "frobnicate"], "unknown deploy command 'frobnicate'"),
+        (["deploy", "frobnicate"], "invalid choice 'frobnicate'"),
         (["deploy", "run", str(tmp_path / "missing.onnx")], "no policy file at"),
         (["deploy", "run", str(_plain_onnx(tmp_path / "plain.onnx"))], "is not a Canter policy"),
         (["deploy", "run", str(policy), "--rate", "7"], "--rate 7 Hz is not a whole number of physics steps"),
-        (["deploy", "run", str(policy), "--task", "dog-flat"], "task 'dog-flat' steps physics at"),
+        (["deploy", "run", str(policy), "dog-flat"], "task 'dog-flat' steps physics at"),
     ]
     for argv, message in cases:
         with pytest.raises(CanterError, match=message):

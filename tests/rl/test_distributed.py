@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from canter.cli.launch import free_port
 from canter.cli.train_cmd import train_main
 from canter.core.errors import CanterError
 from canter.rl.checkpoint import load_checkpoint
 from canter.rl.distributed import state_digest
+from canter.runs.launch import free_port
 
 pytestmark = pytest.mark.skipif(not torch.distributed.is_gloo_available(), reason="needs torch.distributed with gloo")
 

@@ -8,16 +8,18 @@ of random controls, nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
 import torch
 from mujoco.batch import Batch
 
-from canter.bench.report import machine_info
+from canter.bench.report import Spread, flat_json, machine_info
 from canter.core.device import available_cores, torch_threads
 from canter.core.errors import ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
@@ -48,10 +50,6 @@ class EnvBenchCfg:
     seed: int = 0
 
 
-def _stats(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
-
-
 def _time_loop(step, steps: int) -> float:
     start = time.perf_counter()
     for _ in range(steps):
@@ -73,7 +71,45 @@ def _time_physics(env: ManagerBasedRLEnv) -> list[float]:
     return total
 
 
-def run_env_bench(cfg: EnvBenchCfg, progress=None) -> dict:
+@dataclass(kw_only=True)
+class EnvBenchResult:
+    """`canter bench env`: env and raw steps/s (median, min, max over repetitions), their ratio, and
+    the run's facts. to_json() gives the report's flat keys."""
+
+    task: str
+    model_path: str
+    num_envs: int
+    threads: int
+    backend: str
+    device: str
+    decimation: int
+    timestep: float  # s
+    repeats: int
+    env_steps_per_s: Spread
+    raw_rollout_steps_per_s: Spread
+    ratio: Spread  # env / raw; the median is the ratio of the medians
+    physics_steps_per_s: float
+    env_physics_share: float | None  # the env's time in sim.step over its step time (CPU only)
+    nonfinite_resets: int
+    machine: dict[str, object]
+
+    def to_json(self) -> dict[str, Any]:
+        return flat_json(self)
+
+
+@dataclass(kw_only=True)
+class DrMemory:
+    """Bytes of per-env model fields of `num_envs` envs with the randomized fields expanded."""
+
+    num_envs: int
+    expanded_fields: dict[str, int]  # field name -> bytes
+    total_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
     if cfg.repeats < 1 or cfg.seconds <= 0:
         raise ConfigError("bench: repeats must be >= 1 and seconds > 0")
     spec = REGISTRY.get(cfg.task)
@@ -125,36 +161,21 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> dict:
                 progress(rep + 1, cfg.repeats, raw_fps[-1], env_fps[-1])
         ratios = [e / r for e, r in zip(env_fps, raw_fps, strict=True)]
         nonfinite = int(env.sim.nonfinite_total)
-    env_stats, raw_stats = _stats(env_fps), _stats(raw_fps)
-    return {
-        "task": cfg.task,
-        "model_path": env_cfg.model_path,
-        "num_envs": cfg.num_envs,
-        "threads": threads,
-        "backend": cfg.backend,
-        "device": str(env.device),
-        "decimation": decimation,
-        "timestep": float(model.opt.timestep),
-        "repeats": cfg.repeats,
-        "env_steps_per_s": env_stats["median"],
-        "env_steps_per_s_min": env_stats["min"],
-        "env_steps_per_s_max": env_stats["max"],
-        "raw_rollout_steps_per_s": raw_stats["median"],
-        "raw_rollout_steps_per_s_min": raw_stats["min"],
-        "raw_rollout_steps_per_s_max": raw_stats["max"],
-        "ratio": env_stats["median"] / raw_stats["median"],
-        "ratio_min": min(ratios),
-        "ratio_max": max(ratios),
-        "physics_steps_per_s": raw_stats["median"] * decimation,
+    env_stats, raw_stats = Spread.of(env_fps), Spread.of(raw_fps)
+    return EnvBenchResult(
+        task=cfg.task, model_path=env_cfg.model_path, num_envs=cfg.num_envs, threads=threads, backend=cfg.backend,
+        device=str(env.device), decimation=decimation, timestep=float(model.opt.timestep), repeats=cfg.repeats,
+        env_steps_per_s=env_stats, raw_rollout_steps_per_s=raw_stats,
+        ratio=Spread(median=env_stats.median / raw_stats.median, min=min(ratios), max=max(ratios)),
+        physics_steps_per_s=raw_stats.median * decimation,
         # the env's own physics call over its step time: the ratio to raw it would reach with the
         # raw loop on the env's states (standing robots have more contacts than raw's fallen ones)
-        "env_physics_share": statistics.median(shares) if env.device.type == "cpu" else None,
-        "nonfinite_resets": nonfinite,
-        **machine_info(),
-    }
+        env_physics_share=statistics.median(shares) if env.device.type == "cpu" else None,
+        nonfinite_resets=nonfinite, machine=machine_info(),
+    )
 
 
-def measure_dr_memory(model: mujoco.MjModel, num_envs: int, threads: int = 0) -> dict:
+def measure_dr_memory(model: mujoco.MjModel, num_envs: int, threads: int = 0) -> DrMemory:
     """Bytes of per-env model fields when the usual randomized fields are expanded (+ set_const)."""
     batch = Batch(model, num_envs, nthread=threads or available_cores())
     for name in DR_FIELDS:
@@ -165,4 +186,4 @@ def measure_dr_memory(model: mujoco.MjModel, num_envs: int, threads: int = 0) ->
         values = batch.expanded(name)
         if values is not None:
             per_field[name] = int(values.nbytes)
-    return {"num_envs": num_envs, "expanded_fields": per_field, "total_bytes": sum(per_field.values())}
+    return DrMemory(num_envs=num_envs, expanded_fields=per_field, total_bytes=sum(per_field.values()))

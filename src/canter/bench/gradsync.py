@@ -15,6 +15,7 @@ import json
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +23,15 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from canter.bench.report import machine_info
-from canter.cli.launch import launch
-from canter.cli.session import init_rank, parse_train_args
+from canter.bench.report import flat_json, machine_info
 from canter.core.device import torch_threads
 from canter.core.rng import make_generator
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.rl import distributed
 from canter.rl.factory import make_policy
 from canter.rl.modules import ActorCritic
+from canter.runs.args import init_rank, parse_train_args
+from canter.runs.launch import launch
 
 WAYS = ("none", "flat", "ddp")
 
@@ -51,7 +52,38 @@ def _loss(mean: torch.Tensor, std: torch.Tensor, values: torch.Tensor) -> torch.
     return mean.square().mean() + values.square().mean() - torch.log(std).mean()
 
 
-def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str]) -> dict[str, Any]:
+@dataclass(kw_only=True)
+class GradsyncResult:
+    """`canter bench gradsync`: median ms per minibatch step of each way (and every block's figure)."""
+
+    task: str
+    nproc: int
+    dist_backend: str | None
+    minibatch_size_per_process: int
+    num_parameters: int
+    steps: int
+    repeats: int
+    none_ms: float
+    none_ms_all: list[float]
+    flat_ms: float
+    flat_ms_all: list[float]
+    ddp_ms: float
+    ddp_ms_all: list[float]
+    faster: str  # "flat" or "ddp"
+    machine: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return flat_json(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GradsyncResult:
+        names = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {k: v for k, v in data.items() if k in names}
+        values["machine"] = {k: v for k, v in data.items() if k not in names}
+        return cls(**values)
+
+
+def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str]) -> GradsyncResult:
     """Per-step milliseconds of each way (median over repeats of `steps`-step blocks); run as every
     rank of a torchrun launch (or alone: then flat and ddp exchange nothing)."""
     args = parse_train_args(task, [*train_argv, "--quiet"])
@@ -98,44 +130,19 @@ def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str
                 for _ in range(steps):
                     step(way)
                 times[way].append(1000.0 * (time.perf_counter() - start) / steps)
-    result: dict[str, Any] = {
-        "task": task,
-        "nproc": info.world_size,
-        "dist_backend": info.backend,
-        "minibatch_size_per_process": batch,
-        "num_parameters": sum(p.numel() for p in policy.parameters()),
-        "steps": steps,
-        "repeats": repeats,
-    }
-    for way in WAYS:
-        result[f"{way}_ms"] = statistics.median(times[way])
-        result[f"{way}_ms_all"] = times[way]
-    result["faster"] = "flat" if result["flat_ms"] <= result["ddp_ms"] else "ddp"
-    result.update(machine_info())
-    return result
+    medians = {way: statistics.median(times[way]) for way in WAYS}
+    return GradsyncResult(
+        task=task, nproc=info.world_size, dist_backend=info.backend, minibatch_size_per_process=batch,
+        num_parameters=sum(p.numel() for p in policy.parameters()), steps=steps, repeats=repeats,
+        none_ms=medians["none"], none_ms_all=times["none"], flat_ms=medians["flat"], flat_ms_all=times["flat"],
+        ddp_ms=medians["ddp"], ddp_ms_all=times["ddp"], faster="flat" if medians["flat"] <= medians["ddp"] else "ddp",
+        machine=machine_info(),
+    )
 
 
-def run_gradsync_launched(
-    task: str, steps: int, repeats: int, nproc: int, train_argv: list[str]
-) -> dict[str, Any]:
+def run_gradsync_launched(task: str, steps: int, repeats: int, nproc: int, train_argv: list[str]) -> GradsyncResult:
     """run_gradsync_bench on nproc ranks started by torchrun's launcher; rank 0's result."""
     with tempfile.TemporaryDirectory(prefix="canter-gradsync-") as tmp:
-        out = Path(tmp) / "result.json"
-        launch(
-            "canter",
-            [
-                "bench",
-                "gradsync",
-                "--task",
-                task,
-                "--steps",
-                str(steps),
-                "--repeats",
-                str(repeats),
-                "--out",
-                str(out),
-                *train_argv,
-            ],
-            nproc,
-        )
-        return json.loads(out.read_text())
+        launch("canter", ["bench", "gradsync", task, "--steps", str(steps), "--repeats", str(repeats),
+                          "--out", tmp, *train_argv], nproc)
+        return GradsyncResult.from_json(json.loads((Path(tmp) / "gradsync.json").read_text()))

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import platform
+import statistics
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import torch
@@ -48,3 +52,33 @@ def machine_info() -> dict[str, object]:
         "canter": canter.__version__,
         "commit": git_commit(),
     }
+
+
+@dataclass(kw_only=True)
+class Spread:
+    """Median, min and max of a figure over repetitions; in JSON: KEY, KEY_min, KEY_max."""
+
+    median: float
+    min: float
+    max: float
+
+    @classmethod
+    def of(cls, values: list[float]) -> Spread:
+        return cls(median=statistics.median(values), min=min(values), max=max(values))
+
+
+def flat_json(result: Any) -> dict[str, Any]:
+    """A typed result as the flat JSON of the reports: a Spread field KEY becomes KEY, KEY_min and
+    KEY_max; a field named `machine` holding a dict is merged at the top level (machine_info())."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        if isinstance(value, Spread):
+            out.update({f.name: value.median, f"{f.name}_min": value.min, f"{f.name}_max": value.max})
+        elif f.name == "machine" and isinstance(value, dict):
+            out.update(value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            out[f.name] = dataclasses.asdict(value)
+        else:
+            out[f.name] = value
+    return out

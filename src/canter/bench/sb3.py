@@ -20,10 +20,10 @@ import numpy as np
 import torch
 
 from canter.bench.report import machine_info
-from canter.cli.session import make_env, parse_train_args
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
 from canter.rl.runner import OnPolicyRunner
+from canter.runs.args import make_env, parse_train_args
 
 
 def gymnasium_ant_xml() -> Path:

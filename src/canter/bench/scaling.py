@@ -87,26 +87,11 @@ def run_scaling(
         )
         profile_dir = str(out / f"{stem}_profile_n{nproc}") if profile else None
         with monitor:
-            result = run_train_bench_launched(
-                task,
-                seconds,
-                ["--num-envs", str(totals[nproc]), *(train_argv or [])],
-                nproc,
-                profile_dir=profile_dir,
-                cores_per_process=cores_per_process,
-            )
-        point = {
-            key: result[key]
-            for key in (
-                "nproc",
-                "num_envs",
-                "num_envs_per_process",
-                "step_fps",
-                "step_inference_fps",
-                "total_fps",
-                "iteration_time_s",
-            )
-        }
+            typed = run_train_bench_launched(task, seconds, ["--num-envs", str(totals[nproc]), *(train_argv or [])],
+                                             nproc, profile_dir=profile_dir, cores_per_process=cores_per_process)
+        result = typed.to_json()
+        point = {key: result[key] for key in ("nproc", "num_envs", "num_envs_per_process", "step_fps",
+                                              "step_inference_fps", "total_fps", "iteration_time_s")}
         point.update(utilization=monitor.summary(), bench=result)
         points.append(point)
     base = points[0]

@@ -15,13 +15,14 @@ from typing import Any
 import torch
 
 from canter.bench.report import machine_info
-from canter.cli.session import TrainArgs, make_env, parse_train_args, read_command, strip_flags
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError, ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp.controller_action import QuadrupedControllerAction
 from canter.rl.checkpoint import load_checkpoint
 from canter.rl.runner import CHECKPOINT, OnPolicyRunner
+from canter.runs.args import TrainArgs, make_env, parse_train_args
+from canter.runs.rundir import read_command
 from canter.terrains import StoneRowsCfg
 
 TASK = "dog-stones"
@@ -47,12 +48,12 @@ def stones_args(run_dir: str | None, argv: list[str]) -> TrainArgs:
     """The train arguments of `run_dir` (a dog-stones run), or the task defaults plus `argv`."""
     if run_dir is None:
         return parse_train_args(TASK, [*argv, "--quiet"])
-    if not Path(run_dir).is_dir():
-        raise CanterError(f"no run directory at {run_dir}")
-    task, saved = read_command(Path(run_dir))
-    if task != TASK:
-        raise CanterError(f"{run_dir} is a {task!r} run; the stepping-stone evaluation needs a {TASK!r} run")
-    return parse_train_args(task, [*strip_flags(saved, ("--num-envs", "--run-dir")), *argv, "--quiet"])
+    command = read_command(run_dir)
+    if command.task != TASK:
+        raise CanterError(f"{run_dir} is a {command.task!r} run; the stepping-stone evaluation needs a {TASK!r} run")
+    command.flags.quiet = True
+    command.overrides += argv
+    return command.train_args()
 
 
 def build_level_env(args: TrainArgs, levels: list[int], episodes: int) -> ManagerBasedRLEnv:

@@ -10,33 +10,77 @@ iteration time is rank 0's (the ranks move in lock step).
 from __future__ import annotations
 
 import json
-import statistics
 import tempfile
 import time
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from canter.bench.report import machine_info
-from canter.cli.launch import launch
-from canter.cli.session import init_rank, make_rank_env, parse_train_args
+from canter.bench.report import Spread, flat_json, machine_info
 from canter.core import profiling
 from canter.core.errors import ConfigError
 from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
+from canter.runs.args import init_rank, make_rank_env, parse_train_args
+from canter.runs.launch import launch
 
 FIGURES = ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s")
 
 
+@dataclass(kw_only=True)
+class TrainBenchResult:
+    """`canter bench train`: the three FPS figures and the iteration time (median, min, max over the
+    iterations after the first; summed over ranks), with the run's facts. to_json() gives the
+    report's flat keys; from_json() reads them back (a launched run's rank 0 writes them)."""
+
+    task: str
+    nproc: int
+    num_envs: int
+    num_envs_per_process: int
+    backend: str
+    device: str
+    dist_backend: str | None
+    cores_per_process: int
+    sim_threads_per_process: int | None
+    rollout_torch_threads: int
+    learn_torch_threads: int
+    model_path: str
+    algo: str
+    num_steps_per_env: int
+    iterations: int
+    wall_time_s: float
+    env_steps: int
+    mean_return: float
+    step_fps: Spread
+    step_inference_fps: Spread
+    total_fps: Spread
+    iteration_time_s: Spread
+    profile_trace: str | None = None
+    machine: dict[str, object] = field(default_factory=dict)
+    master_port: int | None = None  # the port the ranks met on (launched runs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in flat_json(self).items() if v is not None or k not in ("profile_trace", "master_port")}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TrainBenchResult:
+        names = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {k: v for k, v in data.items() if k in names and k not in FIGURES}
+        values.update({k: Spread(median=data[k], min=data[f"{k}_min"], max=data[f"{k}_max"]) for k in FIGURES})
+        values["machine"] = {k: v for k, v in data.items() if k not in names and not k.endswith(("_min", "_max"))}
+        return cls(**values)
+
+
 def run_train_bench(
     task: str, seconds: float, train_argv: list[str], progress: Any = None, profile_dir: Path | None = None
-) -> dict[str, Any]:
+) -> TrainBenchResult:
     """Trains `task` for `seconds` of wall time (at least two iterations) and returns the figures
     with the run's facts. profile_dir: mark the training phases (canter.core.profiling) and write a
     torch.profiler chrome trace of one extra iteration per rank there (trace_rank<r>.json)."""
     if not seconds > 0:
-        raise ConfigError(f"--seconds: must be > 0, got {seconds}")
+        raise ConfigError(f"--max-time: must be > 0, got {seconds}")
     args = parse_train_args(task, [*train_argv, "--quiet"])
     args.agent.max_iterations = 10**9
     info = init_rank(args)
@@ -60,39 +104,25 @@ def run_train_bench(
             if progress is not None and info.is_main:
                 progress(time.perf_counter() - start, stats)
         wall = time.perf_counter() - start
+        trace = None
         if profile_dir is not None:
             trace = _profile_iteration(runner, obs, Path(profile_dir) / f"trace_rank{info.rank}.json")
     measured = rows[1:]
     sim_threads = getattr(getattr(env, "sim", None), "num_threads", None)
-    result: dict[str, Any] = {
-        "task": task,
-        "nproc": info.world_size,
-        "num_envs": env.num_envs * info.world_size,
-        "num_envs_per_process": env.num_envs,
-        "backend": args.backend,
-        "device": str(env.device),
-        "dist_backend": info.backend,
-        "cores_per_process": distributed.cores_per_process(),
-        "sim_threads_per_process": sim_threads,
-        "rollout_torch_threads": runner.rollout_threads,
-        "learn_torch_threads": runner.learn_threads,
-        "model_path": args.env.model_path,
-        "algo": args.agent.algo.algo,
-        "num_steps_per_env": args.agent.algo.num_steps_per_env,
-        "iterations": len(rows),
-        "wall_time_s": wall,
-        "env_steps": len(rows) * env.num_envs * info.world_size * args.agent.algo.num_steps_per_env,
-        "mean_return": rows[-1]["mean_return"],
-    }
-    for key in FIGURES:
-        values = [row[key] for row in measured]
-        result[key] = statistics.median(values)
-        result[f"{key}_min"] = min(values)
-        result[f"{key}_max"] = max(values)
-    if profile_dir is not None:
-        result["profile_trace"] = str(trace)
-    result.update(machine_info())
-    return result
+    return TrainBenchResult(
+        task=task, nproc=info.world_size, num_envs=env.num_envs * info.world_size, num_envs_per_process=env.num_envs,
+        backend=args.backend, device=str(env.device), dist_backend=info.backend,
+        cores_per_process=distributed.cores_per_process(), sim_threads_per_process=sim_threads,
+        rollout_torch_threads=runner.rollout_threads, learn_torch_threads=runner.learn_threads,
+        model_path=args.env.model_path, algo=args.agent.algo.algo, num_steps_per_env=args.agent.algo.num_steps_per_env,
+        iterations=len(rows), wall_time_s=wall,
+        env_steps=len(rows) * env.num_envs * info.world_size * args.agent.algo.num_steps_per_env,
+        mean_return=rows[-1]["mean_return"], step_fps=Spread.of([row["step_fps"] for row in measured]),
+        step_inference_fps=Spread.of([row["step_inference_fps"] for row in measured]),
+        total_fps=Spread.of([row["total_fps"] for row in measured]),
+        iteration_time_s=Spread.of([row["iteration_time_s"] for row in measured]),
+        profile_trace=str(trace) if trace is not None else None, machine=machine_info(),
+    )
 
 
 def run_train_bench_launched(
@@ -104,31 +134,19 @@ def run_train_bench_launched(
     profile_dir: str | None = None,
     port: int | None = None,
     cores_per_process: int | None = None,
-) -> dict[str, Any]:
+) -> TrainBenchResult:
     """run_train_bench on nproc ranks started by torchrun's launcher (`python -m canter bench train`
-    in each; cores_per_process: see canter.cli.launch.launch); rank 0's result, with the port the
+    in each; cores_per_process: see canter.runs.launch.launch); rank 0's result, with the port the
     ranks met on."""
     if not seconds > 0:
-        raise ConfigError(f"--seconds: must be > 0, got {seconds}")
+        raise ConfigError(f"--max-time: must be > 0, got {seconds}")
     parse_train_args(task, [*train_argv, "--quiet"])  # one-line errors here, before any rank starts
     with tempfile.TemporaryDirectory(prefix="canter-bench-") as tmp:
-        out = Path(tmp) / "result.json"
         profile = ["--profile-dir", profile_dir] if profile_dir else []
-        argv = [
-            "bench",
-            "train",
-            "--task",
-            task,
-            "--seconds",
-            str(seconds),
-            "--out",
-            str(out),
-            *profile,
-            *train_argv,
-        ]
+        argv = ["bench", "train", task, "--max-time", str(seconds), "--out", tmp, *profile, *train_argv]
         port = launch("canter", argv, nproc, port=port, cores_per_process=cores_per_process)
-        result = json.loads(out.read_text())
-    result["master_port"] = port
+        result = TrainBenchResult.from_json(json.loads((Path(tmp) / "train.json").read_text()))
+    result.master_port = port
     return result
 
 

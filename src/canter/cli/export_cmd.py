@@ -8,38 +8,43 @@ from pathlib import Path
 from typing import Literal
 
 import tyro
-from rich.console import Console
-from rich.table import Table
 
-from canter.cli.session import read_command
-from canter.cli.train_cmd import load_run
+from canter.cli.flags import OptionalTask
 from canter.core.errors import CanterError
-from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.export.exporter import SUFFIX, export_policy
-from canter.export.realtime import RealtimeCfg, run_realtime
-from canter.export.runtime import PolicyRuntime
 
 
 @dataclass(kw_only=True)
 class ExportArgs:
+    """Export a trained policy (actor + observation normalizer) to ONNX or TorchScript with its metadata."""
+
     run_dir: tyro.conf.Positional[str]
     format: Literal["onnx", "torchscript"] = "onnx"
     quantize: Literal["int8"] | None = None  # dynamic int8 weights; reports the max action error vs fp32
-    out: str | None = None  # default: RUN_DIR/exported/policy[.int8].onnx|.pt
+    out: str | None = None  # a directory; default: RUN_DIR/exported (file policy[.int8].onnx|.pt)
     checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
     record_steps: int = 100  # env steps of recorded observations for the parity checks
     record_envs: int = 16
 
+    def run(self, rest: list[str]) -> int:
+        return export_main(self)
 
-def export_main(argv: list[str]) -> int:
-    args = tyro.cli(ExportArgs, args=argv, prog="canter export",
-                    description="Export a trained policy (actor + observation normalizer) with its metadata.")
+
+def export_main(args: ExportArgs) -> int:
+    from rich.console import Console
+
+    from canter.envs.manager_env import ManagerBasedRLEnv
+    from canter.export.exporter import SUFFIX, export_policy
+    from canter.runs.load import load_run
+    from canter.runs.rundir import check_writable_file
+
     if args.record_steps < 1 or args.record_envs < 1:
         raise CanterError("--record-steps and --record-envs must be >= 1")
-    run_args, runner = load_run(Path(args.run_dir), args.record_envs, args.checkpoint)
-    task = read_command(Path(args.run_dir))[0]
     stem = "policy" + (".int8" if args.quantize else "")
-    out = Path(args.out) if args.out else Path(args.run_dir) / "exported" / (stem + SUFFIX[args.format])
+    out = (Path(args.out) if args.out else Path(args.run_dir) / "exported") / (stem + SUFFIX[args.format])
+    if Path(args.run_dir).is_dir():
+        check_writable_file(out)
+    command, run_args, runner = load_run(args.run_dir, args.record_envs, args.checkpoint)
+    task = command.task
     env = runner.env
     assert isinstance(env, ManagerBasedRLEnv)
     report = export_policy(env, runner.algorithm.policy, task, fmt=args.format, out=out, quantize=args.quantize,
@@ -58,28 +63,29 @@ def export_main(argv: list[str]) -> int:
 
 
 @dataclass(kw_only=True)
-class DeployRunArgs:
+class DeployCmd:
+    """`deploy run POLICY [TASK]`: run an exported policy in a fixed-rate real-time loop against a simulated robot."""
+
+    action: tyro.conf.Positional[Literal["run"]]
     policy: tyro.conf.Positional[str]  # an exported .onnx file
-    task: str | None = None  # the simulated robot's task (default: the policy's)
+    task: OptionalTask = None  # the simulated robot's task (default: the policy's)
     rate: float | None = None  # loop rate, Hz (default: the policy's control frequency)
     duration: float = 10.0  # seconds of wall time
     spin_us: float = 200.0  # busy-wait this long before each tick instead of sleeping
     seed: int = 0
     json: bool = False
-    out: str | None = None  # also write the result JSON here
+    out: str | None = None  # also write the result JSON (deploy.json) into this directory
+
+    def run(self, rest: list[str]) -> int:
+        return deploy_main(self)
 
 
-DEPLOY_USAGE = "usage: canter deploy run POLICY.onnx [--task T] [--rate HZ] [--duration S] [--json] [--out FILE]"
+def deploy_main(args: DeployCmd) -> int:
+    from rich.console import Console
 
+    from canter.export.realtime import RealtimeCfg, run_realtime
+    from canter.export.runtime import PolicyRuntime
 
-def deploy_main(argv: list[str]) -> int:
-    if not argv or argv[0] in ("-h", "--help"):
-        print(DEPLOY_USAGE)
-        return 0
-    if argv[0] != "run":
-        raise CanterError(f"unknown deploy command {argv[0]!r} (have: run)")
-    args = tyro.cli(DeployRunArgs, args=argv[1:], prog="canter deploy run",
-                    description="Run an exported policy in a fixed-rate real-time loop against a simulated robot.")
     cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, spin_us=args.spin_us, seed=args.seed)
     runtime = PolicyRuntime(args.policy)
     task = args.task or runtime.metadata.task
@@ -91,8 +97,8 @@ def deploy_main(argv: list[str]) -> int:
         console.print(f"[yellow]note: the policy was trained at {runtime.metadata.control_frequency_hz:g} Hz[/yellow]")
     result = run_realtime(runtime, task, cfg, lambda k, n: console.print(f"[dim]{k}/{n} ticks[/dim]"))
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(result, indent=2))
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "deploy.json").write_text(json.dumps(result, indent=2))
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -101,6 +107,9 @@ def deploy_main(argv: list[str]) -> int:
 
 
 def _print_result(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     table = Table(title=f"{result['task']} at {result['rate_hz']:g} Hz: {result['ticks']} ticks in {result['duration_s']:.1f} s",
                   title_justify="left")
     for column in ("µs", "p50", "p99", "max"):

@@ -6,20 +6,21 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import tyro
-from rich.console import Console
-from rich.table import Table
-
-from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.tasks import REGISTRY
-
 
 @dataclass(kw_only=True)
 class ListArgs:
+    """The registered tasks: model file, observation and action sizes, default env count."""
+
     json: bool = False  # print JSON instead of a table
+
+    def run(self, rest: list[str]) -> int:
+        return list_main(self)
 
 
 def describe_tasks() -> list[dict[str, object]]:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+    from canter.tasks import REGISTRY
+
     rows = []
     for spec in REGISTRY:
         cfg = spec.env_cfg()
@@ -42,8 +43,10 @@ def describe_tasks() -> list[dict[str, object]]:
     return rows
 
 
-def main(argv: list[str]) -> int:
-    args = tyro.cli(ListArgs, args=argv, prog="canter list", description="List the registered tasks.")
+def list_main(args: ListArgs) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
     rows = describe_tasks()
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -1,4 +1,11 @@
-"""The `canter` command: `canter <command> [subcommand] [--flags]`.
+"""The `canter` command: one tyro command tree, `canter <command> [subcommand] [TASK] [--flags]`.
+
+Every verb and bench scenario is a dataclass of this tree (their modules import nothing heavy; each
+command's `run` imports what it needs), so `canter --help` is quick and every command shares one help
+style. Conventions: a task is the positional TASK wherever a command takes one; `--out` is always a
+directory; a training time budget is `--max-time SECONDS`; `--nproc` is an int. `canter train`
+and the bench scenarios that train (`bench train`, `bench scaling`, `bench gradsync`) pass
+`--env.*` / `--agent.*` overrides (and, for bench, the train flags) on to the task's configs.
 
 Errors a user can cause (unknown task, bad flag value, broken model, missing run) end in one line on
 stderr and exit code 2; anything unexpected in one line and exit code 1 (CANTER_DEBUG=1 shows the
@@ -7,70 +14,107 @@ traceback).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-from collections.abc import Callable
+from typing import Annotated, Any, Union
 
-# offscreen rendering (canter play --video) needs the GL platform chosen before mujoco is imported
-os.environ.setdefault("MUJOCO_GL", "egl")
-
+from canter.cli.bench import SCENARIOS, BenchCmd
+from canter.cli.export_cmd import DeployCmd, ExportArgs
+from canter.cli.list_cmd import ListArgs
+from canter.cli.train_cmd import EvalArgs, PlayArgs, TrainCmd
 from canter.core.errors import CanterError
 
-USAGE = """usage: canter <command> [options]
 
-commands:
-  list               registered tasks (--json for machine-readable output)
-  train TASK         train a policy (PPO by default) on a task (--nproc N: N processes, torchrun)
-  play RUN_DIR       run a trained policy (optionally record a video)
-  eval RUN_DIR       evaluate a trained policy
-  bench env          env step FPS vs raw mujoco.batch.Batch on the same model
-  bench train        training FPS (step, step+inference, total) for a fixed time
-  bench memory       memory of per-env model fields (domain randomization)
-  bench sb3          Canter vs Gymnasium + Stable-Baselines3 on Gymnasium's ant.xml
-  bench scaling      strong/weak scaling over processes (torch.distributed): table, plot, CPU/GPU logs
-  bench gradsync     gradient exchange of distributed PPO: flat all-reduce vs DistributedDataParallel
-  bench qp           batched GRF QPs: Canter's solver vs OSQP loop vs proxsuite BatchQP
-  bench stones       stepping stones: success per level, heuristic vs RL + QP (dog-stones)
-  bench stones-cost  dog-stones env step FPS with and without the GRF QP, solver share
-  bench latency      single-observation policy inference latency (ONNX Runtime, TorchScript, torch)
-  export RUN_DIR     export a trained policy to ONNX or TorchScript with its metadata (--quantize int8)
-  deploy run POLICY  run an exported policy in a fixed-rate real-time loop against a simulated robot
+def _command_type() -> Any:
+    import tyro
 
-`canter <command> --help` describes each command's options."""
+    sub = tyro.conf.subcommand
+    return Union[  # noqa: UP007 - tyro reads the Union
+        Annotated[ListArgs, sub("list")],
+        Annotated[TrainCmd, sub("train")],
+        Annotated[PlayArgs, sub("play")],
+        Annotated[EvalArgs, sub("eval")],
+        Annotated[ExportArgs, sub("export")],
+        Annotated[DeployCmd, sub("deploy")],
+        Annotated[BenchCmd, sub("bench")],
+    ]
 
 
-def _commands() -> dict[str, Callable[[list[str]], int]]:
-    from canter.cli import bench_cmd, list_cmd
+COMMANDS = ("list", "train", "play", "eval", "export", "deploy", "bench")
 
-    commands: dict[str, Callable[[list[str]], int]] = {"list": list_cmd.main, "bench": bench_cmd.main}
-    try:
-        from canter.cli import train_cmd
 
-        commands.update(
-            {"train": train_cmd.train_main, "play": train_cmd.play_main, "eval": train_cmd.eval_main}
-        )
-    except ImportError:  # pragma: no cover - training stack not installed
-        pass
-    try:
-        from canter.cli import export_cmd
+def parse_command(argv: list[str]) -> tuple[Any, list[str]]:
+    """The command dataclass of argv and the tokens it leaves to pass on (overrides)."""
+    import tyro
 
-        commands.update({"export": export_cmd.export_main, "deploy": export_cmd.deploy_main})
-    except ImportError:  # pragma: no cover - onnx / onnxruntime not installed
-        pass
-    return commands
+    from canter.runs.parsing import parse
+
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        raise CanterError(f"unknown command {argv[0]!r} (commands: {', '.join(COMMANDS)})")
+    if argv[:1] == ["bench"] and len(argv) > 1 and not argv[1].startswith("-") and argv[1] not in SCENARIOS:
+        raise CanterError(f"unknown benchmark {argv[1]!r} (have: {', '.join(SCENARIOS)})")
+    if argv[:1] == ["train"] and len(argv) > 2 and not argv[1].startswith("-") and any(a in ("-h", "--help") for a in argv):
+        from canter.cli.train_cmd import print_task_help
+
+        print_task_help(argv[1])
+        raise SystemExit(0)
+    command, rest = parse(_command_type(), argv, prog="canter", unknown=True,
+                          config=(tyro.conf.OmitSubcommandPrefixes, tyro.conf.OmitArgPrefixes))
+    _clear_empty_positionals(command)
+    return command, rest
+
+
+def _clear_empty_positionals(command: Any) -> None:
+    """tyro 1.0 fills an optional positional that was not given with the text '[]' when unknown
+    arguments follow; such a field gets its default back."""
+    for f in dataclasses.fields(command):
+        value = getattr(command, f.name)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            _clear_empty_positionals(value)
+        elif value == "[]" and f.default is not dataclasses.MISSING:
+            setattr(command, f.name, f.default)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("-h", "--help", "help"):
-        print(USAGE)
-        return 0
-    commands = _commands()
-    name, rest = argv[0], argv[1:]
-    if name not in commands:
-        print(f"canter: error: unknown command {name!r} (commands: {', '.join(commands)})", file=sys.stderr)
-        return 2
-    return commands[name](rest)
+    if argv in ([], ["help"]):
+        argv = ["--help"]
+    try:
+        command, rest = parse_command(argv)
+    except SystemExit as exit_:  # --help
+        return int(exit_.code or 0)
+    while isinstance(command, BenchCmd):
+        command = command.scenario
+    _choose_gl(command)
+    passes_on = getattr(command, "PASS_THROUGH", "none")
+    bad = [t for t in rest if passes_on == "none" or (passes_on == "overrides" and t.startswith("-")
+                                                       and not t.startswith(("--env.", "--agent.")))]
+    if bad:
+        hint = " (the task is the positional TASK, e.g. canter bench env ant)" if "--task" in bad else ""
+        raise CanterError(f"unrecognized options: {' '.join(bad)}{hint}")
+    return command.run(rest)
+
+
+def _choose_gl(command: Any) -> None:
+    """Only `canter play --video` renders: it needs MUJOCO_GL's platform chosen before mujoco is
+    imported (EGL unless set). Every other command imports mujoco with GL off, so a broken GL setting
+    (e.g. MUJOCO_GL=osmesa without libOSMesa, which makes `import mujoco` fail) cannot stop it; the
+    variable itself is left as it was (for processes this one starts)."""
+    if isinstance(command, PlayArgs) and command.video:
+        os.environ.setdefault("MUJOCO_GL", "egl")
+        return
+    if "mujoco" in sys.modules:
+        return
+    previous = os.environ.get("MUJOCO_GL")
+    os.environ["MUJOCO_GL"] = "disable"
+    try:
+        import mujoco  # noqa: F401
+    finally:
+        if previous is None:
+            os.environ.pop("MUJOCO_GL", None)
+        else:
+            os.environ["MUJOCO_GL"] = previous
 
 
 def entrypoint(argv: list[str] | None = None) -> None:
@@ -80,8 +124,6 @@ def entrypoint(argv: list[str] | None = None) -> None:
     answering says so and exits with code 3, and a rank of a process group leaves with os._exit
     (no interpreter teardown that could wait on a dead peer).
     """
-    from canter.cli.launch import PEER_FAILURE_EXIT
-
     prefix = f"rank {os.environ['RANK']}: " if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ else ""
     try:
         code = main(argv)
@@ -94,22 +136,25 @@ def entrypoint(argv: list[str] | None = None) -> None:
     except Exception as err:  # one line, not a traceback, unless asked for
         if os.environ.get("CANTER_DEBUG"):
             raise
-        message = " ".join(str(err).split())
-        if prefix and _is_peer_failure(err):
-            print(f"canter: error: {prefix}another rank failed or stopped answering, stopping ({message[:200]})",
-                  file=sys.stderr)
-            code = PEER_FAILURE_EXIT
-        else:
-            print(
-                f"canter: {prefix}internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)",
-                file=sys.stderr,
-            )
-            code = 1
+        code = _report_unexpected(err, prefix)
     if prefix and code != 0:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _report_unexpected(err: Exception, prefix: str) -> int:
+    from canter.runs.launch import PEER_FAILURE_EXIT
+
+    message = " ".join(str(err).split())
+    if prefix and _is_peer_failure(err):
+        print(f"canter: error: {prefix}another rank failed or stopped answering, stopping ({message[:200]})",
+              file=sys.stderr)
+        return PEER_FAILURE_EXIT
+    print(f"canter: {prefix}internal error: {type(err).__name__}: {message} (CANTER_DEBUG=1 shows the traceback)",
+          file=sys.stderr)
+    return 1
 
 
 def _is_peer_failure(err: BaseException) -> bool:

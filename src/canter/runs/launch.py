@@ -24,6 +24,41 @@ from canter.rl.distributed import CORES_VARIABLE
 
 # exit code of a rank that stopped because another rank failed (see canter.cli.main.entrypoint)
 PEER_FAILURE_EXIT = 3
+# signals that stop a training run with a checkpoint (the runner saves, then exits 128 + signum)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class LaunchInterrupted(Exception):
+    """The ranks were stopped by a signal (Ctrl-C reached them, or this process forwarded SIGTERM)."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+def interrupt_signal(failures: dict) -> int | None:
+    """The signal that stopped every failed rank (exit code 128 + signum, or killed by it), else None."""
+    signums = set()
+    for failure in failures.values():
+        code = failure.exitcode
+        signum = code - 128 if code > 128 else -code
+        if signum not in [int(s) for s in STOP_SIGNALS]:
+            return None
+        signums.add(signum)
+    return min(signums) if signums else None
+
+
+@contextlib.contextmanager
+def _interrupts_reach_the_ranks() -> Iterator[None]:
+    """Ctrl-C sends SIGINT to every process of the terminal's process group, the ranks included:
+    this process lets them stop by themselves (a forwarded second signal would cut their checkpoint
+    short). SIGTERM and SIGHUP sent to this process alone are forwarded by torchrun's agent."""
+    previous = signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        with _environment({"TORCHELASTIC_SIGNALS_TO_HANDLE": "SIGTERM,SIGHUP,SIGQUIT"}):
+            yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -75,14 +110,18 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
 
 
 def launch(
-    module: str, module_argv: list[str], nproc: int, port: int | None = None, cores_per_process: int | None = None
+    module: str, module_argv: list[str], nproc: int, port: int | None = None, cores_per_process: int | None = None,
+    *, extra_env: dict[str, str] | None = None, stoppable: bool = False,
 ) -> int:
     """Runs `python -m module module_argv` as nproc ranks on this machine and waits for all of them.
 
     Returns the port used. cores_per_process: the threads of each rank's MuJoCo pool and learning
     (CANTER_CORES_PER_PROCESS, OMP_NUM_THREADS); None shares this machine's cores evenly. A rank that
-    fails ends the launch with a CanterError naming the first rank that failed and how.
+    fails ends the launch with a CanterError naming the first rank that failed and how. stoppable:
+    the ranks save and stop on SIGINT/SIGTERM/SIGHUP (training); a launch they stopped that way
+    raises LaunchInterrupted. extra_env: more environment variables for the ranks.
     """
+    from torch.distributed.elastic.multiprocessing import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import elastic_launch
     from torch.distributed.run import config_from_args, parse_args
@@ -92,14 +131,21 @@ def launch(
     if cores_per_process is not None and cores_per_process < 1:
         raise CanterError(f"--cores-per-process: must be >= 1, got {cores_per_process}")
     port = port or free_port()
-    threads = {"OMP_NUM_THREADS": str(cores_per_process or max(1, available_cores() // nproc))}
+    threads = {"OMP_NUM_THREADS": str(cores_per_process or max(1, available_cores() // nproc)), **(extra_env or {})}
     if cores_per_process is not None:
         threads[CORES_VARIABLE] = str(cores_per_process)
+    interrupts = _interrupts_reach_the_ranks() if stoppable else contextlib.nullcontext()
     with tempfile.TemporaryDirectory(prefix="canter-torchrun-") as log_dir, _quiet_torchrun(), _environment(threads):
         config, command, command_args = config_from_args(parse_args(torchrun_argv(module, module_argv, nproc, port, log_dir)))
         try:
-            elastic_launch(config, command)(*command_args)
+            with interrupts:
+                elastic_launch(config, command)(*command_args)
+        except SignalException as err:
+            raise LaunchInterrupted(int(err.sigval)) from None
         except ChildFailedError as err:
+            signum = interrupt_signal(err.failures) if stoppable else None
+            if signum is not None:
+                raise LaunchInterrupted(signum) from None
             raise CanterError(describe_failure(err.failures)) from None
     return port
 

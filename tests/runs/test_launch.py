@@ -6,7 +6,7 @@ import signal
 import socket
 from types import SimpleNamespace
 
-from canter.cli.launch import PEER_FAILURE_EXIT, describe_failure, free_port, torchrun_argv
+from canter.runs.launch import PEER_FAILURE_EXIT, describe_failure, free_port, torchrun_argv
 
 
 def test_free_port_can_be_bound():

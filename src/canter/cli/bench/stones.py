@@ -7,34 +7,40 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import tyro
-from rich.console import Console
-from rich.table import Table
-
 
 @dataclass(kw_only=True)
 class StonesArgs:
+    """Success rate per stepping-stone level: heuristic controller vs a dog-stones RL + QP run."""
+
     run_dir: str | None = None  # a dog-stones training run; without it only the heuristic is evaluated
     checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
     episodes: int = 20  # episodes per level (one env each)
     levels: tuple[int, ...] = ()  # default: every row of the terrain
-    out: str = "bench_out"  # writes stones.json, stones.md and stones.png here
+    out: str = "bench_out"  # writes stones.json, stones.md and stones.png into this directory
     json: bool = False
+
+    def run(self, rest: list[str]) -> int:
+        return stones_main(self)
 
 
 @dataclass(kw_only=True)
 class StonesCostArgs:
+    """dog-stones env step FPS with the QP body controller vs an even force split, and the solver's share."""
+
     num_envs: int = 256
     steps: int = 50  # env steps timed per variant (after one warm-up step)
-    out: str = "bench_out"  # writes stones_cost.json here
+    out: str = "bench_out"  # writes stones_cost.json into this directory
     json: bool = False
 
+    def run(self, rest: list[str]) -> int:
+        return stones_cost_main(self)
 
-def stones_main(argv: list[str]) -> int:
+
+def stones_main(args: StonesArgs) -> int:
+    from rich.console import Console
+
     from canter.bench.stones import evaluate_stones, plot_stones, stones_markdown
 
-    args = tyro.cli(StonesArgs, args=argv, prog="canter bench stones",
-                    description="Success rate per stepping-stone level: heuristic controller vs a dog-stones RL + QP run.")
     console = Console(stderr=True)
     result = evaluate_stones(args.run_dir, list(args.levels), args.episodes, args.checkpoint,
                              log=lambda m: console.print(f"[dim]{m}[/dim]"))
@@ -52,11 +58,12 @@ def stones_main(argv: list[str]) -> int:
     return 0
 
 
-def stones_cost_main(argv: list[str]) -> int:
+def stones_cost_main(args: StonesCostArgs) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
     from canter.bench.stones import measure_cost
 
-    args = tyro.cli(StonesCostArgs, args=argv, prog="canter bench stones-cost",
-                    description="dog-stones env step FPS with the QP body controller vs an even force split.")
     console = Console(stderr=True)
     result = measure_cost(args.num_envs, args.steps, log=lambda m: console.print(f"[dim]{m}[/dim]"))
     out = Path(args.out)

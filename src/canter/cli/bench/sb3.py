@@ -1,0 +1,54 @@
+"""`canter bench sb3`: Canter vs Gymnasium Ant-v5 + Stable-Baselines3 PPO at equal wall time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(kw_only=True)
+class Sb3Args:
+    """Canter vs Gymnasium Ant-v5 + Stable-Baselines3 PPO at equal wall time (needs the [bench] extras)."""
+
+    minutes: float = 3.0  # training wall time of each side
+    canter_envs: int = 256  # the ant-classic task's default
+    sb3_envs: int = 8
+    seed: int = 0
+    eval_episodes: int = 16
+    out: str = "bench_out"  # writes sb3_<minutes>min.json and .png into this directory
+    json: bool = False
+
+    def run(self, rest: list[str]) -> int:
+        return sb3_main(self)
+
+
+def sb3_main(args: Sb3Args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from canter.bench.sb3 import plot_compare, run_sb3_compare
+
+    console = Console(stderr=True)
+    result = run_sb3_compare(args.minutes, args.canter_envs, args.sb3_envs, args.seed, args.eval_episodes,
+                             log=lambda m: console.print(f"[dim]{m}[/dim]"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = out / f"sb3_{args.minutes:g}min"
+    stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
+    plot_compare(result, stem.with_suffix(".png"))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    machine = result["machine"]
+    table = Table(title=f"Ant, {args.minutes:g} min each, {machine['cpu']} ({machine['cores']} cores)", title_justify="left")
+    for column in ("", "frames/s", "eval return (mean ± std)"):
+        table.add_column(column, justify="right")
+    table.add_row("raw mujoco.batch.Batch", f"{result['raw_batch_steps_per_s']:,.0f}", "-")
+    for key, label in (("canter", f"Canter PPO, {args.canter_envs} envs"), ("sb3", f"SB3 PPO, {args.sb3_envs} envs")):
+        r = result[key]
+        table.add_row(label, f"{r['frames_per_s']:,.0f}", f"{r['eval_mean_return']:.1f} ± {r['eval_std_return']:.1f}")
+    Console().print(table)
+    print(f"Canter/SB3 frames: {result['speedup_frames']:.1f}x; Canter/raw: {result['canter_fraction_of_raw']:.2f}; "
+          f"wrote {stem}.json and {stem}.png")
+    return 0

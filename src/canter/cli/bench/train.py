@@ -1,0 +1,82 @@
+"""`canter bench train`: training FPS (step, step + inference, total) for a fixed wall time."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, ClassVar
+
+import tyro
+
+from canter.cli.flags import Task
+from canter.core.errors import CanterError
+
+
+@dataclass(kw_only=True)
+class TrainBenchArgs:
+    """Training FPS (step, step + inference, total; summed over --nproc processes) and iteration time.
+    Any train flag (--num-envs N, --model MJCF, --backend, ...) and --env.* / --agent.* go to the run."""
+
+    PASS_THROUGH: ClassVar[str] = "train"
+    task: Task = "ant"
+    max_time: Annotated[float, tyro.conf.arg(aliases=("--seconds",))] = 60.0  # seconds of training
+    nproc: int = 1  # processes (torch.distributed via torchrun's launcher); --num-envs is the total
+    cores_per_process: int | None = None  # threads of each process (default: cores / nproc)
+    json: bool = False  # print JSON instead of a table
+    out: str | None = None  # write train.json into this directory instead of printing anything
+    profile_dir: str | None = None  # NVTX ranges (CUDA only) and a torch.profiler chrome trace per rank
+
+    def run(self, train_argv: list[str]) -> int:
+        return train_bench_main(self, train_argv)
+
+
+def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from canter.bench.train import run_train_bench, run_train_bench_launched
+    from canter.rl.distributed import info as distributed_info
+    from canter.rl.distributed import launched_world_size, shutdown
+
+    if args.nproc < 1:
+        raise CanterError(f"--nproc: must be >= 1, got {args.nproc}")
+    console = Console(stderr=True)
+    if args.nproc > 1:
+        if launched_world_size() > 1:
+            raise CanterError("--nproc: this process is already one rank of a torchrun launch")
+        console.print(f"[bold]bench train[/bold] task={args.task} for {args.max_time:.0f} s on {args.nproc} processes")
+        result = run_train_bench_launched(args.task, args.max_time, train_argv, args.nproc, profile_dir=args.profile_dir,
+                                          cores_per_process=args.cores_per_process)
+    else:
+        if args.out is None:
+            console.print(f"[bold]bench train[/bold] task={args.task} for {args.max_time:.0f} s")
+
+        def progress(elapsed: float, stats: dict) -> None:
+            console.print(f"[dim]{elapsed:6.1f} s  return {stats['mean_return']:9.3f}  "
+                          f"total {stats['total_fps']:>10,.0f} steps/s[/dim]")
+
+        result = run_train_bench(args.task, args.max_time, train_argv, progress,
+                                 Path(args.profile_dir) if args.profile_dir else None)
+        is_main = distributed_info().is_main
+        shutdown()
+        if not is_main:
+            return 0
+    if args.out is not None:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / "train.json").write_text(json.dumps(result.to_json(), indent=2))
+        return 0
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+        return 0
+    table = Table(title=f"train {args.task}: {result.num_envs} envs on {result.nproc} process(es), "
+                  f"{result.iterations} iterations in {result.wall_time_s:.0f} s", title_justify="left")
+    for column in ("figure", "median", "min", "max"):
+        table.add_column(column, justify="right")
+    for key, spread in (("step_fps", result.step_fps), ("step_inference_fps", result.step_inference_fps),
+                        ("total_fps", result.total_fps), ("iteration_time_s", result.iteration_time_s)):
+        fmt = ",.3f" if key.endswith("_s") else ",.0f"
+        table.add_row(key, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
+    Console().print(table)
+    print(f"mean return at the end: {result.mean_return:.3f}  commit {result.machine.get('commit')}")
+    return 0

@@ -1,0 +1,115 @@
+"""`canter eval` and `canter play`: a trained run's policy, evaluated or watched."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+from rich.console import Console
+
+from canter.core.device import torch_threads
+from canter.core.errors import CanterError
+from canter.runs.load import load_run
+from canter.runs.rundir import check_writable_file
+
+if TYPE_CHECKING:
+    from canter.cli.train_cmd import EvalArgs, PlayArgs
+    from canter.rl.runner import OnPolicyRunner
+
+
+def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, float]:
+    """Run the deterministic policy until `episodes` episodes have ended; their statistics, plus the
+    mean over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors)."""
+    env, policy = runner.env, runner.algorithm.policy
+    obs, _ = env.reset()
+    returns: list[torch.Tensor] = []
+    lengths: list[torch.Tensor] = []
+    metric_sums: dict[str, torch.Tensor] = {}
+    count = steps = 0
+    with torch.no_grad(), torch_threads(runner.rollout_threads):
+        while count < episodes:
+            obs, _, terminated, truncated, extras = env.step(policy.act_inference(obs))
+            if metrics is not None:
+                for name, value in metrics(env).items():
+                    metric_sums[name] = metric_sums.get(name, 0.0) + value.double().mean()
+                steps += 1
+            done = terminated | truncated
+            policy.reset(done)
+            if bool(done.any()):
+                returns.append(extras["episode_return"][done])
+                lengths.append(extras["episode_length"][done])
+                count += int(done.sum())
+    r = torch.cat(returns)[:episodes].double()
+    n = torch.cat(lengths)[:episodes].double()
+    result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
+              "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
+    result.update({name: float(total) / steps for name, total in metric_sums.items()})
+    return result
+
+
+def eval_main(args: EvalArgs) -> int:
+    from canter.tasks import REGISTRY
+
+    if args.episodes < 1:
+        raise CanterError("--episodes must be >= 1")
+    command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint)
+    task = command.task
+    spec = REGISTRY.get(task)
+    result = evaluate(runner, args.episodes, spec.metrics)
+    result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
+    result["task"] = task  # type: ignore[assignment]
+    if args.json:
+        print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}, indent=2))
+        return 0
+    console = Console()
+    console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
+                  f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
+    for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
+                                      "mean_episode_length", "max_return", "task"}):
+        console.print(f"  {name}: {result[name]:.4f}")
+    return 0
+
+
+def play_main(args: PlayArgs) -> int:
+    if args.video:
+        check_writable_file(Path(args.video))
+        try:
+            import mujoco  # noqa: F401 - with MUJOCO_GL set, this loads the GL library
+        except Exception as err:
+            raise CanterError(f"offscreen rendering is unavailable with MUJOCO_GL={os.environ.get('MUJOCO_GL')} "
+                              f"({type(err).__name__}: {' '.join(str(err).split())[:120]}); install its library "
+                              "(libegl1 for egl, libosmesa6 for osmesa) or choose another MUJOCO_GL") from None
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+    _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint)
+    env, policy = runner.env, runner.algorithm.policy
+    steps = args.steps or env.max_episode_length
+    assert isinstance(env, ManagerBasedRLEnv)
+    recorder = None
+    if args.video:
+        from canter.cli.video import VideoRecorder
+
+        recorder = VideoRecorder(env, args.video, args.width, args.height, args.camera)
+    obs, _ = env.reset()
+    total = torch.zeros(env.num_envs)
+    finished: list[float] = []
+    with torch.no_grad(), torch_threads(runner.rollout_threads):
+        for _ in range(steps):
+            obs, reward, terminated, truncated, extras = env.step(policy.act_inference(obs))
+            done = terminated | truncated
+            policy.reset(done)
+            total += reward.cpu()
+            finished += extras["episode_return"][done].tolist()
+            if recorder is not None:
+                recorder.capture()
+    console = Console()
+    if recorder is not None:
+        path = recorder.close()
+        console.print(f"video: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+    mean = sum(finished) / len(finished) if finished else float("nan")
+    console.print(f"played {steps} steps x {env.num_envs} envs: {len(finished)} episodes ended, mean return {mean:.3f}")
+    return 0

@@ -1,0 +1,216 @@
+"""`canter train`: a new run or a resumed one, in this process or on N ranks (torchrun's launcher).
+
+Order of a new run: parse and resolve every config, check what only training would find (minibatch
+size, env split), build env and runner, and only then create the run directory, lock it and write
+`command.json` / `config.yaml` (atomically). A resumed run locks its directory first. A signal
+(SIGINT, SIGTERM, SIGHUP) makes the runner save and return; this prints the resume command and
+exits 128 + signum.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from canter.core.errors import CanterError
+from canter.runs.args import DIST_TIMEOUT, TrainArgs, TrainFlags, check_train_args
+from canter.runs.lock import HELD_VARIABLE, RunLock
+from canter.runs.rundir import (
+    CHECKPOINT_FILE,
+    RunCommand,
+    check_new_run_dir,
+    default_run_dir,
+    make_run_dir,
+    read_command,
+    resumed_command,
+    write_run_files,
+)
+
+if TYPE_CHECKING:
+    from canter.cli.train_cmd import TrainCmd
+
+# set for ranks started by `canter train --nproc N`: the parent prints the resume line
+LAUNCHED_VARIABLE = "CANTER_TRAIN_PARENT"
+
+
+@dataclass(kw_only=True)
+class Plan:
+    """What a `canter train` call will do: the run's command, where, and whether it resumes."""
+
+    command: RunCommand
+    args: TrainArgs
+    run_dir: Path
+    resume: bool
+
+
+def plan(cmd: TrainCmd, overrides: list[str]) -> Plan:
+    """Every check that needs no env: parse, resolve, resume rules, the run directory's state."""
+    if cmd.nproc < 1:
+        raise CanterError(f"--nproc: must be >= 1, got {cmd.nproc}")
+    flags = TrainFlags(**{f.name: getattr(cmd, f.name) for f in fields(TrainFlags)})
+    # a rank of a torchrun launch counts the launch's processes (its own --nproc is 1)
+    nproc = max(cmd.nproc, int(os.environ.get("WORLD_SIZE", "1")))
+    if cmd.resume is not None:
+        if cmd.run_dir is not None:
+            raise CanterError("--run-dir: not with --resume (the run stays in its directory)")
+        run_dir = Path(cmd.resume)
+        saved = read_command(run_dir)
+        if cmd.task is not None and cmd.task != saved.task:
+            raise CanterError(f"{run_dir} is a {saved.task!r} run, not {cmd.task!r}")
+        command = resumed_command(saved, flags, overrides, nproc)
+        if cmd.dist_timeout != DIST_TIMEOUT:  # how long ranks wait does not change the run
+            command.dist_timeout = cmd.dist_timeout
+        return Plan(command=command, args=command.train_args(), run_dir=run_dir, resume=True)
+    if cmd.task is None:
+        raise CanterError("missing TASK: canter train TASK [options] (or canter train --resume RUN_DIR)")
+    command = RunCommand(task=cmd.task, flags=flags, overrides=list(overrides), nproc=nproc,
+                         dist_timeout=cmd.dist_timeout)
+    run_dir = Path(cmd.run_dir) if cmd.run_dir else default_run_dir(cmd.task)
+    if os.environ.get(HELD_VARIABLE) != str(run_dir.resolve()):
+        check_new_run_dir(run_dir)
+    args = command.train_args()
+    check_train_args(args, nproc)
+    return Plan(command=command, args=args, run_dir=run_dir, resume=False)
+
+
+def train(cmd: TrainCmd, overrides: list[str]) -> int:
+    from canter.rl.distributed import launched_world_size
+
+    the_plan = plan(cmd, overrides)
+    if cmd.nproc > 1:
+        if launched_world_size() > 1:
+            raise CanterError("--nproc: this process is already one rank of a torchrun launch")
+        return launch_training(the_plan, cmd, overrides)
+    return run_training(the_plan)
+
+
+def resume_line(run_dir: Path, signum: int, iteration: int | None) -> str:
+    """The line an interrupted run ends with; iteration None: no checkpoint was written yet."""
+    name = signal.Signals(signum).name
+    resume = f"canter train --resume {shlex.quote(str(run_dir))}"
+    if iteration is None:
+        return f"interrupted by {name} before the first checkpoint; resume with: {resume} (it starts at iteration 0)"
+    return f"interrupted by {name} at iteration {iteration}; checkpoint saved; resume with: {resume}"
+
+
+def launch_training(the_plan: Plan, cmd: TrainCmd, overrides: list[str]) -> int:
+    """Locks and creates the run directory here, then runs `python -m canter.train ARGV` on nproc
+    ranks (canter.runs.launch); a signal that stopped them ends in the resume line."""
+    from rich.console import Console
+
+    from canter.runs.launch import LaunchInterrupted, free_port, launch
+
+    run_dir = the_plan.run_dir
+    if not the_plan.resume:
+        make_run_dir(run_dir)
+    lock = RunLock(run_dir).acquire(_command_text())
+    rank_argv = _rank_argv(cmd, overrides)
+    if not the_plan.resume and cmd.run_dir is None:
+        rank_argv += ["--run-dir", str(run_dir)]
+    port = free_port()
+    Console().print(f"[bold]canter train[/bold]: {cmd.nproc} processes on this machine (torchrun, port {port})")
+    try:
+        launch("canter.train", rank_argv, cmd.nproc, port=port, stoppable=True,
+               extra_env={HELD_VARIABLE: str(run_dir.resolve()), LAUNCHED_VARIABLE: "1"})
+    except LaunchInterrupted as stop:
+        print(resume_line(run_dir, stop.signum, _saved_iteration(run_dir)), file=sys.stderr)
+        return 128 + stop.signum
+    finally:
+        lock.release()
+    return 0
+
+
+def _rank_argv(cmd: TrainCmd, overrides: list[str]) -> list[str]:
+    """The train command line of the ranks: cmd's flags that differ from their defaults, then the overrides."""
+    argv = [cmd.task] if cmd.task else []
+    for f in fields(cmd):
+        value = getattr(cmd, f.name)
+        if f.name in ("task", "nproc") or value is None or value == f.default:
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        argv += [flag] if value is True else [flag, str(value)]
+    return [*argv, *overrides]
+
+
+def _saved_iteration(run_dir: Path) -> int | None:
+    from canter.rl.checkpoint import load_checkpoint
+
+    try:
+        return int(load_checkpoint(run_dir / CHECKPOINT_FILE)["iteration"])
+    except (CanterError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _command_text() -> str:
+    return " ".join(["canter", *map(shlex.quote, sys.argv[1:])])[:300]
+
+
+def run_training(the_plan: Plan) -> int:
+    """Trains in this process: alone, or as one rank of a torchrun launch (rank 0 logs and saves)."""
+    from rich.console import Console
+
+    from canter.rl.distributed import broadcast_object
+    from canter.rl.runner import OnPolicyRunner
+    from canter.runs.args import init_rank, make_rank_env, task_expert
+
+    args, run_dir, resume = the_plan.args, the_plan.run_dir, the_plan.resume
+    info = init_rank(args)
+    lock: RunLock | None = None
+    try:
+        if resume and info.is_main:
+            lock = RunLock(run_dir).acquire(_command_text())
+        checkpoint = run_dir / CHECKPOINT_FILE
+        resume_from = resume and broadcast_object(checkpoint.is_file() if info.is_main else None)
+        console = Console(quiet=not info.is_main)
+        processes = f", {info.world_size} processes ({info.backend})" if info.world_size > 1 else ""
+        console.print(f"[bold]canter train[/bold] {the_plan.command.task}: {args.env.num_envs} envs{processes}, "
+                      f"backend {args.backend}, device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
+        env = make_rank_env(args, info, console=None if args.quiet else console)
+        runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=args.backend == "cpu",
+                                task=the_plan.command.task, expert=task_expert(the_plan.command.task, args, env))
+        if resume_from:
+            runner.load(checkpoint)
+            console.print(f"resumed at iteration {runner.iteration} ({runner.wall_time_s:.1f} s trained)")
+        elif resume:
+            console.print(f"{run_dir} has no {CHECKPOINT_FILE}: training it from iteration 0")
+        if info.is_main:
+            if not resume:
+                make_run_dir(run_dir)
+                lock = RunLock(run_dir).acquire(_command_text())
+            write_run_files(run_dir, the_plan.command, args)  # a resumed run keeps its new budget
+        broadcast_object(None)  # every rank waits until the run directory exists
+        return _learn(runner, args, run_dir, info.is_main, console)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> int:
+    """runner.learn with the logger; the summary, or the resume line after a signal (128 + signum)."""
+    from canter.rl.distributed import shutdown
+    from canter.rl.logger import Logger
+
+    logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=is_main, console=console)
+    try:
+        last = runner.learn(logger)
+    finally:
+        logger.close(runner.history)
+    stop = runner.stop_signal
+    if stop is not None:
+        if is_main and not os.environ.get(LAUNCHED_VARIABLE):
+            print(resume_line(run_dir, int(stop), runner.iteration), file=sys.stderr)
+        shutdown()
+        return 128 + int(stop)
+    blow_ups = int(last.get("nonfinite_resets_total", 0))
+    console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, mean return "
+                  f"{last.get('mean_return', float('nan')):.3f}, total {last.get('total_fps', 0):,.0f} steps/s"
+                  + (f", {blow_ups} non-finite (unstable) env resets" if blow_ups else ""))
+    console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
+    shutdown()
+    return 0
+

@@ -1,0 +1,244 @@
+"""Train arguments: the top-level flags of `canter train`, the task's env and agent configs with
+their `--env.*` / `--agent.*` overrides, and what turns them into an env for this process (rank).
+
+`TrainFlags` is what a person types besides overrides (each None means "the task's default");
+`build_train_args(task, flags, overrides)` resolves flags and overrides into `TrainArgs`, the
+configs a run is built from. `command.json` stores exactly (task, flags, overrides), so a run is
+rebuilt by calling build_train_args again (canter.runs.rundir).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from canter.core.errors import CanterError, ConfigError
+from canter.core.validate import validate_tree
+from canter.runs.parsing import parse
+
+if TYPE_CHECKING:
+    from canter.envs.env_cfg import EnvCfg
+    from canter.envs.manager_env import ManagerBasedRLEnv
+    from canter.rl.distributed import DistInfo
+    from canter.rl.runner import RunnerCfg
+
+
+@dataclass(kw_only=True)
+class TrainFlags:
+    """The flags of `canter train` that shape a run (None: the task's default)."""
+
+    num_envs: int | None = None  # parallel envs, the total over processes (default: the task's)
+    device: str | None = None  # cpu | cuda | cuda:N | auto (default: cpu)
+    backend: Literal["cpu", "warp"] | None = None  # physics: MuJoCo C on a thread pool, or MuJoCo Warp (default: cpu)
+    seed: int | None = None  # default: 0
+    max_iterations: int | None = None  # default: the task's agent config
+    max_time: float | None = None  # stop after this many seconds of training
+    algo: Literal["ppo", "a2c", "dagger"] | None = None  # default: the task's agent config
+    model: str | None = None  # a different MJCF for the task's robot
+    teacher: str | None = None  # dagger: imitate this trained run's policy instead of the task's scripted expert
+    quiet: bool = False  # no start-up tables
+
+
+DIST_TIMEOUT = 300.0  # default seconds a rank waits in a collective for another rank before failing
+# flags and config fields that may differ when a run is resumed: the budget and the logging
+RESUMABLE_FLAGS = ("max_iterations", "max_time", "quiet")
+RESUMABLE_FIELDS = ("agent.max_iterations", "agent.max_time_s", "agent.save_interval")
+
+
+@dataclass(kw_only=True)
+class TrainArgs:
+    """A resolved run: the task, the flags' values and the configs they were applied to."""
+
+    task: str
+    seed: int = 0
+    device: str = "cpu"
+    backend: Literal["cpu", "warp"] = "cpu"
+    quiet: bool = False
+    dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
+    teacher: str | None = None  # dagger: a trained run whose policy labels the states (else the task's expert)
+    env: EnvCfg
+    agent: RunnerCfg
+
+
+@dataclass(kw_only=True)
+class Overrides:
+    """Any field of the task's configs: --env.rewards.alive.weight 2.0, --agent.algo.learning-rate 3e-4.
+
+    (tyro reads these annotations at parse time; the config modules are imported by then.)"""
+
+    env: EnvCfg
+    agent: RunnerCfg
+
+
+def _import_config_types() -> None:
+    """Puts EnvCfg and RunnerCfg where tyro resolves Overrides' annotations (this module's globals),
+    importing torch only when a train command line is actually parsed."""
+    from canter.envs.env_cfg import EnvCfg
+    from canter.rl.runner import RunnerCfg
+
+    globals().update(EnvCfg=EnvCfg, RunnerCfg=RunnerCfg)
+
+
+def task_configs(task: str) -> tuple[EnvCfg, RunnerCfg]:
+    """Fresh default env and agent configs of a registered task (CanterError if unknown)."""
+    from canter.tasks import REGISTRY
+
+    spec = REGISTRY.get(task)
+    if spec.agent_cfg is None:
+        raise CanterError(f"task {task!r} has no agent config to train with")
+    return spec.env_cfg(), spec.agent_cfg()
+
+
+def parse_overrides(task: str, overrides: list[str], base: Overrides | None = None) -> Overrides:
+    """`--env.*` / `--agent.*` tokens applied to the task's configs (or to `base`)."""
+    import tyro
+
+    _import_config_types()
+    if base is None:
+        env, agent = task_configs(task)
+        base = Overrides(env=env, agent=agent)
+    if not overrides:
+        return base
+    # AvoidSubcommands: optional nested configs (noise, terrain) are plain flags, not subcommands
+    return parse(Overrides, overrides, prog=f"canter train {task}", default=base,
+                 config=(tyro.conf.AvoidSubcommands,))
+
+
+def build_train_args(task: str, flags: TrainFlags, overrides: list[str], *, dist_timeout: float = DIST_TIMEOUT) -> TrainArgs:
+    """TrainArgs of `task` with the overrides, then the flags on top (they win)."""
+    configs = parse_overrides(task, overrides)
+    args = TrainArgs(task=task, env=configs.env, agent=configs.agent, dist_timeout=dist_timeout)
+    apply_flags(args, flags)
+    return args
+
+
+def apply_flags(args: TrainArgs, flags: TrainFlags) -> None:
+    """The top-level flags override the config fields they stand for."""
+    if flags.seed is not None:
+        args.seed = flags.seed
+    if flags.device is not None:
+        args.device = flags.device
+    if flags.backend is not None:
+        args.backend = flags.backend
+    args.quiet = flags.quiet
+    if flags.num_envs is not None:
+        args.env.num_envs = flags.num_envs
+    if flags.max_iterations is not None:
+        args.agent.max_iterations = flags.max_iterations
+    if flags.max_time is not None:
+        args.agent.max_time_s = flags.max_time
+    if flags.algo is not None:
+        args.agent.algo.algo = flags.algo
+    if flags.model is not None:
+        args.env.model_path = flags.model
+    if flags.teacher is not None:
+        args.teacher = flags.teacher
+    args.env.device = args.device
+    args.env.sim.backend = args.backend
+    validate_tree(args.env, "env")
+    validate_tree(args.agent, "agent")
+
+
+def parse_train_args(task: str, argv: list[str]) -> TrainArgs:
+    """TrainArgs from a command line of train flags and overrides (what `canter bench train` and
+    friends pass on to every run); one-line errors for anything else."""
+    flags, rest = parse(TrainFlags, argv, prog=f"canter train {task}", unknown=True)
+    bad = [token for token in rest if token.startswith("-") and not token.startswith(("--env.", "--agent."))]
+    if bad:
+        raise CanterError(f"unrecognized options: {' '.join(bad)}")
+    return build_train_args(task, flags, rest)
+
+
+def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
+    """What only shows once training starts, checked before anything is written."""
+    num_envs = args.env.num_envs
+    if num_envs < 1:
+        raise ConfigError(f"num_envs: must be >= 1, got {num_envs}")
+    if num_envs % world_size:
+        raise ConfigError(f"num_envs: {num_envs} envs cannot be split evenly over {world_size} processes")
+    algo = args.agent.algo
+    transitions = num_envs // world_size * algo.num_steps_per_env
+    if algo.algo == "ppo" and algo.num_mini_batches > transitions:
+        raise ConfigError(f"agent.algo.num_mini_batches: {algo.num_mini_batches} minibatches exceed the {transitions} "
+                          f"transitions of a rollout ({num_envs // world_size} envs x {algo.num_steps_per_env} steps)")
+
+
+def task_expert(task: str, args: TrainArgs, env: Any) -> Any:
+    """What algo "dagger" imitates (None for other algorithms): the policy of the teacher run
+    (args.teacher) or the task's scripted expert, built for `env` (canter.rl.dagger)."""
+    if args.agent.algo.algo != "dagger":
+        if args.teacher is not None:
+            raise ConfigError("--teacher: only algo dagger learns from a teacher (add --algo dagger)")
+        return None
+    from canter.rl.dagger import EnvExpert
+    from canter.tasks import REGISTRY
+
+    if args.teacher is not None:
+        from canter.runs.load import teacher_expert
+
+        return teacher_expert(args.teacher, task, env)
+    spec = REGISTRY.get(task)
+    if spec.expert is None:
+        raise ConfigError(f"algo dagger: task {task!r} has no scripted expert; name a trained run with --teacher RUN_DIR")
+    return EnvExpert(spec.expert(env), env)
+
+
+def init_rank(args: TrainArgs) -> DistInfo:
+    """Joins torchrun's process group when this process is one of its ranks (a no-op otherwise) and
+    adapts args to the rank: its device (cuda:LOCAL_RANK on CUDA) and MuJoCo's thread pool sized to
+    distributed.cores_per_process() (unless --env.sim.num-threads says otherwise)."""
+    from canter.core.device import resolve_device
+    from canter.rl import distributed
+
+    args.device = distributed.rank_device(args.device)
+    args.env.device = args.device
+    check_train_args(args, distributed.launched_world_size())
+    info = distributed.init(resolve_device(args.device), args.dist_timeout)
+    if args.env.sim.num_threads == 0:
+        args.env.sim.num_threads = distributed.cores_per_process()
+    return info
+
+
+def make_rank_env(args: TrainArgs, info: DistInfo, console: Any = None) -> ManagerBasedRLEnv:
+    """This rank's env: num_envs / world_size envs seeded with derive_seed(seed, 2, rank)."""
+    return make_env(args, rank=info.rank, num_envs=args.env.num_envs // info.world_size,
+                    console=console if info.is_main else None)
+
+
+def make_env(args: TrainArgs, rank: int = 0, num_envs: int | None = None, console: Any = None) -> ManagerBasedRLEnv:
+    from canter.core.rng import derive_seed
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+    cfg = dataclasses.replace(args.env)
+    cfg.seed = derive_seed(args.seed, 2, rank)
+    if num_envs is not None:
+        cfg.num_envs = num_envs
+    return ManagerBasedRLEnv(cfg, console=console)
+
+
+def to_plain(value: Any) -> Any:
+    """A YAML/JSON-friendly copy of a config: dataclasses as dicts, functions as module:name."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    if callable(value):
+        return f"{getattr(value, '__module__', '?')}:{getattr(value, '__qualname__', repr(value))}"
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def changed_fields(before: Any, after: Any, prefix: str = "") -> list[str]:
+    """Dotted names of the leaves where two plain configs (to_plain) differ."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        out: list[str] = []
+        for key in sorted(set(before) | set(after)):
+            out += changed_fields(before.get(key), after.get(key), f"{prefix}{key}.")
+        return out
+    same = before == after or (before != before and after != after)  # NaN equals NaN here
+    return [] if same else [prefix.rstrip(".")]
+

@@ -1,0 +1,101 @@
+"""tyro with one-line errors: every parse failure becomes a CanterError naming the flag and the problem.
+
+tyro prints a box and raises SystemExit(2) on a bad command line. `parse` captures that box (with a
+wide terminal, so nothing wraps) and turns its first section into one line, e.g.
+`--max-iterations: invalid value 'abc' (expected INT)` or `unrecognized options: --env.nosuch 1`.
+Help (`--help`) still prints to stdout and exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from canter.core.errors import CanterError
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_BOX = "│╭╮╰╯─┃━┏┓┗┛┡┩╇┼├┤"
+
+
+@contextlib.contextmanager
+def _wide_terminal() -> Iterator[None]:
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "4000"
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = previous
+
+
+def parse(f: Any, args: Sequence[str], *, prog: str, unknown: bool = False, **kwargs: Any) -> Any:
+    """tyro.cli(f, args=args, prog=prog, return_unknown_args=unknown, **kwargs) whose errors are one
+    CanterError line. With unknown=True returns (value, unknown args) like tyro."""
+    import tyro
+
+    captured = io.StringIO()
+    if any(token in ("-h", "--help") for token in args):  # help goes to stdout at the terminal's width
+        return tyro.cli(f, args=list(args), prog=prog, return_unknown_args=unknown, **kwargs)
+    try:
+        with _wide_terminal(), contextlib.redirect_stderr(captured):
+            return tyro.cli(f, args=list(args), prog=prog, return_unknown_args=unknown, **kwargs)
+    except SystemExit as exit_:
+        if exit_.code in (0, None):
+            raise
+        raise CanterError(one_line(captured.getvalue())) from None
+
+
+def _sections(text: str) -> tuple[str, list[list[str]]]:
+    """(title, sections of content lines) of a tyro error box, drawn in UTF-8 or in ASCII (when
+    stdout's encoding is not UTF-8): the title is the first line, rules of dashes part the sections."""
+    title = ""
+    sections: list[list[str]] = [[]]
+    for line in (_ANSI.sub("", raw) for raw in text.splitlines()):
+        body = line.strip().strip("│").strip()
+        if not title:
+            title = body.strip(_BOX + " -")
+            continue
+        if not body or set(body) <= set(_BOX + " -"):
+            if sections[-1]:
+                sections.append([])
+            continue
+        sections[-1].append(body)
+    return title, [s for s in sections if s]
+
+
+def one_line(text: str) -> str:
+    """The message of a tyro error box as one line."""
+    title, sections = _sections(text)
+    if not sections:
+        return title or "invalid command line"
+    message = " ".join(sections[0])
+    parsed = re.match(r"Error parsing (\S+): (.*)", message)
+    if parsed:
+        flag, detail = parsed.groups()
+        values = re.search(r"instantiated from (\[.*?\])", detail)
+        metavar = next((line.split(None, 1)[1] for s in sections[1:] for line in s
+                        if line.startswith(flag + " ") and len(line.split(None, 1)) > 1), "")
+        metavar = metavar.replace("{None}|", "").replace("|{None}", "")
+        if values:
+            shown = values.group(1).strip("[]")
+            return f"{flag}: invalid value {shown}" + (f" (expected {metavar})" if metavar else "")
+        converted = re.match(r"(?:invalid literal for (int)\(\) with base 10|could not convert string to (float)): (.*)",
+                             detail)
+        if converted:
+            kind = "an integer" if converted.group(1) else "a number"
+            return f"{flag}: invalid value {converted.group(3)} (expected {kind})"
+        return f"{flag}: {detail}"
+    if message.startswith("Unrecognized options:"):
+        similar = [line for s in sections[1:] for line in s if line.startswith("--") and "Similar" not in line]
+        hint = f" (did you mean {similar[0].split()[0]}?)" if similar and "Similar" in " ".join(
+            " ".join(s) for s in sections[1:]) else ""
+        return "unrecognized options: " + message.split(":", 1)[1].strip().replace(",", "") + hint
+    if message.startswith("For full helptext"):
+        return title
+    return message

@@ -1,0 +1,182 @@
+"""Run directories: creating one, its `command.json` and `config.yaml`, and rebuilding a run from them.
+
+A run directory keeps `command.json` (what the run was started with: task, flags, overrides, process
+count), `config.yaml` (the resolved env and agent configs, for people), `checkpoint.pt`, TensorBoard
+event files, `progress.csv`, `training_curve.png` and `.lock` (canter.runs.lock). Both text files are
+written atomically (temporary file + rename), so a full disk never leaves a cut-off file behind.
+Resuming, evaluating and playing call build_train_args on the stored (task, flags, overrides).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from canter.core.errors import CanterError
+from canter.runs.args import (
+    RESUMABLE_FIELDS,
+    RESUMABLE_FLAGS,
+    Overrides,
+    TrainArgs,
+    TrainFlags,
+    build_train_args,
+    changed_fields,
+    parse,
+    parse_overrides,
+    to_plain,
+)
+from canter.runs.lock import LOCK_FILE
+
+COMMAND_FILE = "command.json"
+CONFIG_FILE = "config.yaml"
+CHECKPOINT_FILE = "checkpoint.pt"  # canter.rl.runner.CHECKPOINT, named here without importing torch
+
+
+@dataclass(kw_only=True)
+class RunCommand:
+    """What `command.json` holds: enough to rebuild the run's TrainArgs without re-reading argv."""
+
+    task: str
+    flags: TrainFlags = field(default_factory=TrainFlags)
+    overrides: list[str] = field(default_factory=list)  # --env.* / --agent.* tokens, as typed
+    nproc: int = 1  # 0: not recorded (a version 1 command.json); the checkpoint then tells
+    dist_timeout: float = 300.0
+
+    def train_args(self) -> TrainArgs:
+        return build_train_args(self.task, self.flags, self.overrides, dist_timeout=self.dist_timeout)
+
+    def to_json(self) -> str:
+        return json.dumps({"version": 2, "task": self.task, "flags": dataclasses.asdict(self.flags),
+                           "overrides": self.overrides, "nproc": self.nproc, "dist_timeout": self.dist_timeout}, indent=2)
+
+
+@dataclass(kw_only=True)
+class _LegacyFlags(TrainFlags):
+    """Flags an old (version 1) command.json's argv may hold besides TrainFlags."""
+
+    run_dir: str | None = None
+    dist_timeout: float = 300.0
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Writes path whole or not at all; a full disk is reported as such, naming the file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as err:
+        tmp.unlink(missing_ok=True)
+        if err.errno == errno.ENOSPC:
+            raise CanterError(f"disk full: cannot write {path}") from None
+        raise CanterError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def check_writable_file(path: Path) -> None:
+    """A file can be written at path (its folder is created); else one CanterError naming it."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CanterError(f"cannot write {path}: {err.strerror or err}") from None
+    if path.is_dir():
+        raise CanterError(f"cannot write {path}: it is a directory")
+    if not os.access(folder, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise CanterError(f"cannot write {path}: permission denied")
+
+
+def default_run_dir(task: str) -> Path:
+    return Path("runs") / f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
+
+
+def check_new_run_dir(path: Path) -> None:
+    """A new run may use `path` only if it does not exist or holds nothing but a lock file."""
+    if path.exists() and not path.is_dir():
+        raise CanterError(f"--run-dir {path} is a file, not a directory")
+    if path.is_dir() and any(entry.name != LOCK_FILE for entry in path.iterdir()):
+        raise CanterError(f"run directory {path} exists and is not empty (use --resume {path} to continue it)")
+
+
+def make_run_dir(path: Path) -> Path:
+    check_new_run_dir(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            raise CanterError(f"disk full: cannot create {path}") from None
+        raise CanterError(f"cannot create run directory {path}: {err.strerror or err}") from None
+    return path
+
+
+def write_run_files(run_dir: Path, command: RunCommand, args: TrainArgs) -> None:
+    import yaml
+
+    write_text_atomic(run_dir / COMMAND_FILE, command.to_json() + "\n")
+    resolved = {"task": command.task, "seed": args.seed, "env": to_plain(args.env), "agent": to_plain(args.agent)}
+    write_text_atomic(run_dir / CONFIG_FILE, yaml.safe_dump(resolved, sort_keys=False))
+
+
+def read_command(run_dir: str | Path) -> RunCommand:
+    """The RunCommand of a run directory (CanterError if it is none, or its command.json is corrupt)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CanterError(f"no run directory at {run_dir}")
+    path = run_dir / COMMAND_FILE
+    if not path.is_file():
+        raise CanterError(f"{run_dir} is not a Canter run directory (no {COMMAND_FILE})")
+    try:
+        data = json.loads(path.read_text())
+        if "argv" in data:  # version 1: the train argv as typed
+            flags, overrides = parse(_LegacyFlags, [str(a) for a in data["argv"]], prog="command.json", unknown=True)
+            plain = {f.name: getattr(flags, f.name) for f in dataclasses.fields(TrainFlags)}
+            return RunCommand(task=str(data["task"]), flags=TrainFlags(**plain), overrides=overrides, nproc=0,
+                              dist_timeout=flags.dist_timeout)
+        return RunCommand(task=str(data["task"]), flags=TrainFlags(**data["flags"]),
+                          overrides=[str(t) for t in data["overrides"]], nproc=int(data.get("nproc", 1)),
+                          dist_timeout=float(data.get("dist_timeout", 300.0)))
+    except (OSError, ValueError, KeyError, TypeError, CanterError) as err:
+        raise CanterError(f"corrupt {path}: {' '.join(str(err).split())}") from None
+
+
+def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], nproc: int) -> RunCommand:
+    """The command of a resumed run: the saved one with this call's budget and logging on top.
+
+    Flags that would change the trajectory (env count, seed, device, backend, algorithm, model, any
+    other config field) raise a CanterError saying why; the saved budget is kept unless overridden.
+    """
+    if saved.nproc and nproc != saved.nproc:
+        raise CanterError(f"--nproc: the run was written by {saved.nproc} process(es), this call has {nproc}: "
+                          f"resume with --nproc {saved.nproc}")
+    new_flags = dataclasses.replace(saved.flags)
+    base = saved.train_args()
+    resolved = {"num_envs": base.env.num_envs, "device": base.device, "backend": base.backend, "seed": base.seed,
+                "algo": base.agent.algo.algo, "model": base.env.model_path}
+    for f in dataclasses.fields(TrainFlags):
+        value = getattr(flags, f.name)
+        if f.name in RESUMABLE_FLAGS:
+            if value is not None and value != f.default:
+                setattr(new_flags, f.name, value)
+        elif value is not None and value != resolved[f.name]:
+            flag = "--" + f.name.replace("_", "-")
+            raise CanterError(f"{flag} cannot change on resume (the run was trained with {resolved[f.name]!r}; "
+                              f"{value!r} would change its trajectory)")
+    if overrides:
+        base = saved.train_args()
+        before = {"env": to_plain(base.env), "agent": to_plain(base.agent)}
+        after_configs = parse_overrides(saved.task, overrides, Overrides(env=base.env, agent=base.agent))
+        after = {"env": to_plain(after_configs.env), "agent": to_plain(after_configs.agent)}
+        refused = [name for name in changed_fields(before, after) if name not in RESUMABLE_FIELDS]
+        if refused:
+            raise CanterError(f"--{refused[0].replace('_', '-')} cannot change on resume: it would change the run's "
+                              "trajectory (start a new run instead)")
+    return RunCommand(task=saved.task, flags=new_flags, overrides=[*saved.overrides, *overrides], nproc=nproc,
+                      dist_timeout=saved.dist_timeout)
+
+

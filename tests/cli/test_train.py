@@ -1,0 +1,187 @@
+"""`canter train` as a user drives it: one-line errors, nothing written before the checks pass,
+resume rules, the run-directory lock, foreign checkpoints, GL settings and interrupts."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from canter.cli.main import main
+from canter.core.errors import CanterError
+from canter.rl.checkpoint import load_checkpoint
+from canter.rl.runner import OnPolicyRunner
+from canter.runs.args import TrainFlags
+from canter.runs.launch import interrupt_signal
+from canter.runs.rundir import RunCommand
+
+ENTRY = "from canter.cli.main import entrypoint; entrypoint()"
+SMALL = ["--num-envs", "8", "--quiet", "--max-time", "100"]
+
+
+def _canter(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", ENTRY, *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+def _one_error_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "╭" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("canter: error: "), result.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("train", "cartpole", "--agent.algo.learning-rate", "abc"), "--agent.algo.learning-rate: invalid value 'abc'"),
+        (("train", "cartpole", "--env.nosuch", "1"), "unrecognized options: --env.nosuch 1"),
+        (("train", "--resume", "D", "--max-iterations", "abc"), "--max-iterations: invalid value 'abc'"),
+        (("train", "cartpole", "--nproc", "1.9"), "--nproc: invalid value '1.9' (expected an integer)"),
+        (("bench", "train", "cartpole", "--nproc", "1.9"), "--nproc: invalid value '1.9' (expected an integer)"),
+        (("train", "cartpole", "--max-iteratons", "14"), "unrecognized options: --max-iteratons"),
+        (("bench", "env", "--task", "ant"), "the task is the positional TASK"),
+        (("trian",), "unknown command 'trian'"),
+    ],
+)
+def test_every_parse_failure_is_one_line_with_exit_code_2(args, message):
+    assert message in _one_error_line(_canter(*args))
+
+
+def test_help_imports_no_torch():
+    code = "import sys; from canter.cli.main import main; main(['--help']); print('torch' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip().endswith("False")
+    assert "train" in result.stdout and "bench" in result.stdout
+
+
+def test_an_error_found_before_training_leaves_no_run_directory(tmp_path):
+    run_dir = tmp_path / "run"
+    with pytest.raises(CanterError, match=r"agent\.algo\.num_mini_batches: 100000 minibatches exceed the 128 transitions"):
+        main(["train", "cartpole", "--run-dir", str(run_dir), *SMALL, "--agent.algo.num-mini-batches", "100000"])
+    assert not run_dir.exists()
+
+
+def test_resume_keeps_the_budget_refuses_trajectory_changes_and_applies_new_budgets(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["train", "cartpole", "--run-dir", str(run_dir), *SMALL, "--max-iterations", "2",
+                 "--env.rewards.alive.weight", "2"]) == 0
+    refused = [(["--num-envs", "32"], "--num-envs cannot change on resume"), (["--seed", "5"], "--seed cannot change"),
+               (["--env.rewards.alive.weight", "3"], "--env.rewards.alive.weight cannot change on resume"),
+               (["--max-iteratons", "14"], "unrecognized options: --max-iteratons"),
+               (["--nproc", "2"], "resume with --nproc 1")]
+    for extra, message in refused:
+        with pytest.raises(CanterError, match=message):
+            main(["train", "--resume", str(run_dir), *extra])
+    assert main(["train", "--resume", str(run_dir)]) == 0  # the original budget (2) holds: nothing to train
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 2
+    assert main(["train", "cartpole", "--resume", str(run_dir), "--max-iterations", "3", "--env.rewards.alive.weight",
+                 "2", "--agent.save-interval", "7"]) == 0
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 3
+    assert json.loads((run_dir / "command.json").read_text())["flags"]["max_iterations"] == 3
+
+
+def test_a_directory_without_checkpoint_is_trained_from_iteration_0(tmp_path, capsys):
+    command = RunCommand(task="cartpole", flags=TrainFlags(num_envs=8, max_iterations=1, quiet=True))
+    (tmp_path / "command.json").write_text(command.to_json())  # what an interrupt during start-up leaves
+    assert main(["train", "--resume", str(tmp_path)]) == 0
+    assert "has no checkpoint.pt: training it from iteration 0" in capsys.readouterr().out.replace("\n", "")
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 1
+
+
+HOLD = """
+import sys, time
+from canter.runs.lock import RunLock
+lock = RunLock(sys.argv[1]).acquire("canter train cartpole")
+print("held", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_run_directory_in_use_is_refused_with_the_holder(tmp_path):
+    (tmp_path / "command.json").write_text(RunCommand(task="cartpole", flags=TrainFlags(num_envs=8)).to_json())
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        line = _one_error_line(_canter("train", "--resume", str(tmp_path)))
+        assert f"run directory {tmp_path} is in use by process {holder.pid} (host " in line
+        assert "canter train cartpole" in line
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_checkpoint_of_another_task_is_named_in_one_line(tmp_path):
+    run_dir = tmp_path / "run"
+    assert main(["train", "cartpole", "--run-dir", str(run_dir), *SMALL, "--max-iterations", "1"]) == 0
+    payload = load_checkpoint(run_dir / "checkpoint.pt")
+    ant = tmp_path / "ant"
+    ant.mkdir()
+    (ant / "command.json").write_text(RunCommand(task="ant", flags=TrainFlags(num_envs=8)).to_json())
+    torch.save(payload, ant / "checkpoint.pt")
+    with pytest.raises(CanterError, match=r"does not fit this 'ant' run's policy \(.*\); it was written by another task"):
+        main(["eval", str(ant), "--episodes", "1", "--num-envs", "2"])
+    torch.save({**payload, "task": "ant"}, run_dir / "checkpoint.pt")
+    with pytest.raises(CanterError, match="was written by a 'ant' run; this run is 'cartpole'"):
+        main(["eval", str(run_dir), "--episodes", "1", "--num-envs", "2"])
+
+
+def test_mujoco_gl_without_its_library_breaks_only_video(tmp_path):
+    gl = {"MUJOCO_GL": "osmesa"}  # this machine has no libOSMesa: `import mujoco` itself fails with it
+    run_dir = tmp_path / "run"
+    result = _canter("train", "cartpole", "--run-dir", str(run_dir), *SMALL, "--max-iterations", "1", env=gl)
+    assert result.returncode == 0, result.stderr
+    assert (run_dir / "checkpoint.pt").is_file()
+    line = _one_error_line(_canter("play", str(run_dir), "--video", str(tmp_path / "v.mp4"), "--steps", "2", env=gl))
+    assert "offscreen rendering is unavailable with MUJOCO_GL=osmesa" in line
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    line = _one_error_line(_canter("play", str(run_dir), "--video", str(blocked / "v.mp4"), "--steps", "2"))
+    assert f"cannot write {blocked / 'v.mp4'}" in line
+
+
+def test_ranks_stopped_by_a_signal_are_an_interrupt_not_a_failure():
+    class Failure:
+        def __init__(self, exitcode: int):
+            self.exitcode = exitcode
+
+    assert interrupt_signal({0: Failure(130), 1: Failure(130)}) == signal.SIGINT
+    assert interrupt_signal({0: Failure(143), 1: Failure(-15)}) == signal.SIGTERM
+    assert interrupt_signal({0: Failure(143), 1: Failure(1)}) is None
+
+
+@pytest.mark.skipif("stop_signal" not in inspect.getsource(OnPolicyRunner), reason="the runner does not stop on signals yet")
+def test_sigterm_saves_and_prints_the_resume_command(tmp_path):
+    run_dir = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-c", ENTRY, "train", "cartpole", "--run-dir", str(run_dir), *SMALL,
+                                "--max-iterations", "100000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (run_dir / "progress.csv").exists() and not list(run_dir.glob("events.*")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(2.0)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM
+    iteration = load_checkpoint(run_dir / "checkpoint.pt")["iteration"]
+    assert f"interrupted by SIGTERM at iteration {iteration}; checkpoint saved; resume with: canter train --resume {run_dir}" in stderr
+
+
+def test_ranks_get_the_parsed_command_back_and_the_resume_line_is_exact(tmp_path):
+    from canter.cli.train_cmd import TrainCmd
+    from canter.cli.train_run import _rank_argv, resume_line
+
+    cmd = TrainCmd(task="cartpole", num_envs=16, quiet=True, nproc=2, max_time=5.0)
+    assert _rank_argv(cmd, ["--env.rewards.alive.weight", "2"]) == [
+        "cartpole", "--num-envs", "16", "--max-time", "5.0", "--quiet", "--env.rewards.alive.weight", "2"]
+    assert resume_line(tmp_path, signal.SIGTERM, 7) == (
+        f"interrupted by SIGTERM at iteration 7; checkpoint saved; resume with: canter train --resume {tmp_path}")
+    assert "before the first checkpoint" in resume_line(tmp_path, signal.SIGINT, None)

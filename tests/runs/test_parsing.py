@@ -1,0 +1,42 @@
+"""One-line tyro errors: each parse failure names the flag and the problem in one line."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import pytest
+
+from canter.core.errors import CanterError
+from canter.runs.parsing import parse
+
+
+@dataclass(kw_only=True)
+class _Flags:
+    max_iterations: int | None = None
+    learning_rate: float = 1e-3
+    nproc: int = 1
+    backend: Literal["cpu", "warp"] = "cpu"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-iterations", "abc"], "--max-iterations: invalid value 'abc' (expected INT)"),
+        (["--learning-rate", "abc"], "--learning-rate: invalid value 'abc' (expected a number)"),
+        (["--nproc", "1.9"], "--nproc: invalid value '1.9' (expected an integer)"),
+        (["--nosuch", "1"], "unrecognized options: --nosuch 1"),
+        (["--backend", "foo"], "invalid choice 'foo' for argument '--backend'"),
+        (["--nproc"], "Missing value for argument '--nproc'"),
+    ],
+)
+def test_every_parse_failure_is_one_canter_error_line(argv, message, capsys):
+    with pytest.raises(CanterError) as err:
+        parse(_Flags, argv, prog="canter test")
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)
+    assert capsys.readouterr().err == ""  # tyro's box never reaches the terminal
+
+
+def test_unknown_arguments_are_returned_when_asked_for():
+    flags, rest = parse(_Flags, ["--nproc", "2", "--env.x", "3"], prog="canter test", unknown=True)
+    assert flags.nproc == 2 and rest == ["--env.x", "3"]

@@ -1,0 +1,77 @@
+"""Run directories: atomic files, a full disk named, resume rules, old command.json files."""
+
+from __future__ import annotations
+
+import errno
+import json
+
+import pytest
+
+from canter.core.errors import CanterError
+from canter.runs import rundir
+from canter.runs.args import TrainFlags
+from canter.runs.rundir import RunCommand, read_command, resumed_command, write_text_atomic
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_cut_off_file(tmp_path, monkeypatch):
+    target = tmp_path / "config.yaml"
+    real_open = open
+
+    class _Full:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def write(self, text):
+            self.handle.write(text[:3])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rundir, "open", lambda *a, **k: _Full(real_open(*a, **k)), raising=False)
+    with pytest.raises(CanterError, match=f"disk full: cannot write {target}"):
+        write_text_atomic(target, "task: cartpole\n")
+    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary copy
+
+
+def _saved(tmp_path) -> RunCommand:
+    command = RunCommand(task="cartpole", flags=TrainFlags(num_envs=16, max_iterations=10, max_time=2.0),
+                         overrides=["--env.rewards.alive.weight", "2"])
+    (tmp_path / "command.json").write_text(command.to_json())
+    return read_command(tmp_path)
+
+
+def test_resume_keeps_the_budget_and_applies_only_what_may_change(tmp_path):
+    saved = _saved(tmp_path)
+    assert saved.flags.max_iterations == 10 and saved.flags.max_time == 2.0
+    kept = resumed_command(saved, TrainFlags(), [], nproc=1)
+    assert kept.flags.max_iterations == 10 and kept.flags.max_time == 2.0  # the original budget stays
+    more = resumed_command(saved, TrainFlags(max_iterations=14, num_envs=16), ["--agent.save-interval", "3"], nproc=1)
+    args = more.train_args()
+    assert args.agent.max_iterations == 14 and args.agent.save_interval == 3 and args.env.num_envs == 16
+    assert args.env.rewards["alive"].weight == 2.0  # the run's own overrides still apply
+    cases = [
+        ((TrainFlags(num_envs=32), []), "--num-envs cannot change on resume"),
+        ((TrainFlags(seed=5), []), "--seed cannot change on resume"),
+        ((TrainFlags(), ["--env.rewards.alive.weight", "3"]), "--env.rewards.alive.weight cannot change on resume"),
+        ((TrainFlags(), ["--agent.algo.learning-rate", "0.002"]), "--agent.algo.learning-rate cannot change"),
+    ]
+    for (flags, overrides), message in cases:
+        with pytest.raises(CanterError, match=message):
+            resumed_command(saved, flags, overrides, nproc=1)
+    with pytest.raises(CanterError, match="resume with --nproc 1"):
+        resumed_command(saved, TrainFlags(), [], nproc=2)
+
+
+def test_an_old_command_json_with_argv_is_still_read(tmp_path):
+    argv = ["--num-envs", "8", "--run-dir", "x", "--env.rewards.alive.weight", "2", "--max-iterations", "3"]
+    (tmp_path / "command.json").write_text(json.dumps({"task": "cartpole", "argv": argv}))
+    command = read_command(tmp_path)
+    assert command.flags.num_envs == 8 and command.flags.max_iterations == 3
+    assert command.overrides == ["--env.rewards.alive.weight", "2"]
+    (tmp_path / "command.json").write_text("{cut off")
+    with pytest.raises(CanterError, match="corrupt"):
+        read_command(tmp_path)
