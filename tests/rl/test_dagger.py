@@ -46,7 +46,7 @@ def test_beta_schedules():
     assert [exponential.beta(i) for i in range(6)] == [1.0, 0.5, 0.25, 0.125, 0.0625, 0.05]
     linear = DaggerCfg(beta_schedule="linear", beta_initial=0.8, beta_min=0.0, beta_decay_iterations=4)
     assert [linear.beta(i) for i in range(6)] == pytest.approx([0.8, 0.6, 0.4, 0.2, 0.0, 0.0])
-    with pytest.raises(ConfigError, match="algo.dagger.beta_min"):
+    with pytest.raises(ConfigError, match=r"algo\.dagger\.beta_min"):
         DaggerCfg(beta_initial=0.2, beta_min=0.5)
 
 

@@ -20,7 +20,7 @@ def test_nature_cnn_output_shapes():
 def test_cnn_cfg_errors_name_the_field():
     with pytest.raises(ConfigError, match="one entry per layer"):
         CnnCfg(channels=(32, 64), kernel_sizes=(8,), strides=(4,))
-    with pytest.raises(ConfigError, match="policy.cnn.strides"):
+    with pytest.raises(ConfigError, match=r"policy\.cnn\.strides"):
         CnnCfg(strides=(4, 0, 1))
 
 
@@ -43,7 +43,7 @@ def _shapes():
 
 def test_image_group_needs_a_cnn():
     cfg = PolicyCfg(actor_obs_groups=("wrist", "proprio"), critic_obs_groups=("critic",))
-    with pytest.raises(ConfigError, match="'wrist' is an image .*policy.image_obs_groups"):
+    with pytest.raises(ConfigError, match=r"'wrist' is an image .*policy\.image_obs_groups"):
         ActorCritic(_shapes(), 4, cfg, init_generator=make_generator(0, "cpu"))
     bad = PolicyCfg(actor_obs_groups=("proprio",), image_obs_groups=("proprio",))
     with pytest.raises(ConfigError, match="'proprio' is not an image"):
@@ -65,7 +65,7 @@ def test_actor_critic_with_image_group(shared):
     obs = {"wrist": torch.randint(0, 256, (6, 3, 36, 36), dtype=torch.uint8, generator=g),
            "proprio": torch.randn(6, 7, generator=g), "critic": torch.randn(6, 12, generator=g)}
     policy.update_normalization(obs)
-    mean, std, values = policy.forward_train(obs)
+    mean, _std, values = policy.forward_train(obs)
     assert mean.shape == (6, 4) and values.shape == (6,)
     # the CNN learns: gradients reach the first conv layer of the actor's encoder
     mean.sum().backward()

@@ -6,7 +6,8 @@ and raises ConfigError naming the offending field. `ppo_cfg()` and `a2c_cfg()` r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Literal
 
 from canter.core.errors import ConfigError
@@ -99,7 +100,7 @@ class PolicyCfg:
     critic_obs_groups: tuple[str, ...] = ("critic",)
     normalize_obs: bool = False
     image_obs_groups: tuple[str, ...] = ()
-    cnn: CnnCfg = field(default_factory=CnnCfg)
+    cnn: CnnCfg = dataclass_field(default_factory=CnnCfg)
 
     def __post_init__(self) -> None:
         self.image_obs_groups = tuple(self.image_obs_groups)
@@ -208,7 +209,7 @@ class AlgoCfg:
     max_grad_norm: float = 1.0
     normalize_advantage_per_mini_batch: bool = False
     compile: bool = False
-    dagger: DaggerCfg = field(default_factory=DaggerCfg)
+    dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
 
     def __post_init__(self) -> None:
         _check_choice("algo.algo", self.algo, ("ppo", "a2c", "dagger"))

@@ -44,6 +44,7 @@ def conv_output_shape(image_shape: Sequence[int], cfg: CnnCfg) -> tuple[int, int
 def _init_conv(in_channels: int, out_channels: int, kernel: int, stride: int, generator: torch.Generator) -> nn.Conv2d:
     conv = nn.Conv2d(in_channels, out_channels, kernel, stride, device="meta").to_empty(device="cpu")
     nn.init.orthogonal_(conv.weight, gain=math.sqrt(2.0), generator=generator)
+    assert conv.bias is not None
     nn.init.zeros_(conv.bias)
     return conv
 

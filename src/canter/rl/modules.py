@@ -17,8 +17,8 @@ from torch import nn
 from canter.core.errors import ConfigError
 from canter.rl.config import PolicyCfg
 from canter.rl.distributed import update_normalizers
-from canter.rl.encoders import ACTIVATIONS, ImageEncoder, init_linear
 from canter.rl.distributions import gaussian_entropy, gaussian_log_prob, gaussian_sample
+from canter.rl.encoders import ACTIVATIONS, ImageEncoder, init_linear
 from canter.rl.normalizer import EmpiricalNormalizer
 
 Observations = Mapping[str, torch.Tensor]
