@@ -10,7 +10,7 @@ from canter.rl.config import AlgoCfg, DaggerCfg, PolicyCfg
 from canter.rl.dagger import AggregatedDataset, Dagger
 from canter.rl.factory import make_algorithm
 
-from .fake_env import TargetEnv, deterministic_error
+from .fake_env import TargetEnv, deterministic_error, train
 
 
 def target_expert(obs):
@@ -113,3 +113,58 @@ def test_dagger_needs_an_expert_and_resumes_bitwise():
     for pa, pb in zip(a.policy.parameters(), b.policy.parameters(), strict=True):
         assert torch.equal(pa, pb)
     assert a.iteration == b.iteration == 4
+
+
+class ImageTargetEnv(TargetEnv):
+    """TargetEnv whose target is shown only as an image: a bright square at column ⌊(x* + 1)·8⌋ of a
+    1×8×20 uint8 frame (group "camera"), besides the progress in "policy"."""
+
+    observation_dtypes = {"camera": torch.uint8}  # noqa: RUF012
+
+    @property
+    def observation_shapes(self):
+        return {"policy": (1,), "camera": (1, 8, 20), "critic": (3,)}
+
+    def get_observations(self):
+        obs = super().get_observations()
+        frame = torch.zeros(self.num_envs, 1, 8, 20, dtype=torch.uint8)
+        column = ((self.target + 1.0) * 8).long().clamp(0, 15)
+        frame[torch.arange(self.num_envs), 0, 2:6, column] = 255
+        frame[torch.arange(self.num_envs), 0, 2:6, column + 1] = 255
+        return {"policy": obs["policy"][:, 1:], "camera": frame, "critic": obs["critic"]}
+
+
+def test_student_learns_from_pixels_with_a_cnn():
+    from canter.rl.config import CnnCfg
+
+    env = ImageTargetEnv(num_envs=64, seed=4)
+    algo = AlgoCfg(algo="dagger", num_steps_per_env=8, num_learning_epochs=4, num_mini_batches=4,
+                   learning_rate=3e-3, schedule="fixed", dagger=DaggerCfg(dataset_size=4096))
+    policy = PolicyCfg(actor_hidden_dims=(32,), critic_hidden_dims=(8,), actor_obs_groups=("camera", "policy"),
+                       image_obs_groups=("camera",),
+                       cnn=CnnCfg(channels=(8,), kernel_sizes=(4,), strides=(2,), output_dim=32))
+    expert = lambda obs: env.target[:, None].clone()  # noqa: E731 - the expert reads the full state
+    algorithm = make_algorithm(env, policy, algo, seed=0, expert=expert)
+    assert algorithm.dataset.observations["camera"].dtype == torch.uint8  # images kept as uint8
+    run(algorithm, env, 30)
+    algorithm.eval_mode()
+    obs = env.get_observations()
+    with torch.no_grad():
+        error = (algorithm.policy.act_inference(obs)[:, 0] - env.target).abs()
+    # the image resolves x* to 1/8: the student's error stays within about half a column
+    assert float(error.mean()) < 0.1
+
+
+def test_ppo_keeps_uint8_images_in_storage_and_updates():
+    from canter.rl.config import CnnCfg
+
+    env = ImageTargetEnv(num_envs=16, seed=5)
+    policy = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), actor_obs_groups=("camera", "policy"),
+                       critic_obs_groups=("critic",), image_obs_groups=("camera",),
+                       cnn=CnnCfg(channels=(4,), kernel_sizes=(4,), strides=(2,), output_dim=8))
+    algorithm = make_algorithm(env, policy, AlgoCfg(num_steps_per_env=4, num_mini_batches=2), seed=0)
+    assert algorithm.storage.observations["camera"].dtype == torch.uint8
+    before = [p.detach().clone() for p in algorithm.policy.encoders.parameters()]
+    losses = train(algorithm, env, 2)[-1]
+    assert all(torch.isfinite(v) for v in losses.values())
+    assert any(not torch.equal(b, p) for b, p in zip(before, algorithm.policy.encoders.parameters(), strict=True))

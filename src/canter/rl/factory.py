@@ -45,8 +45,10 @@ def make_algorithm(
     init_generator = make_generator(derive_seed(seed, 0), "cpu")
     policy = make_policy(env.observation_shapes, env.num_actions, policy_cfg, init_generator=init_generator)
     generator = make_generator(derive_seed(seed, 1) if rank == 0 else derive_seed(seed, 1, rank), env.device)
+    dtypes = getattr(env, "observation_dtypes", None)
     if algo_cfg.algo == "dagger":
         return Dagger(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator, expert=expert,
-                      observation_dtypes=getattr(env, "observation_dtypes", None))
+                      observation_dtypes=dtypes)
     algorithm_class = ALGORITHMS[algo_cfg.algo]
-    return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator)
+    return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator,
+                           observation_dtypes=dtypes)
