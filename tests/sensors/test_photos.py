@@ -50,5 +50,5 @@ def test_bad_photo_sources_name_the_problem(tmp_path):
     with pytest.raises(ConfigError, match="holds no PNG or JPEG"):
         PhotoBank(str(tmp_path), 8)
     (tmp_path / "broken.png").write_bytes(b"not a png")
-    with pytest.raises(ConfigError, match="cannot read .*broken.png"):
+    with pytest.raises(ConfigError, match=r"cannot read .*broken\.png"):
         PhotoBank(str(tmp_path), 8)
