@@ -10,12 +10,13 @@ import torch
 
 from canter.core.errors import ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.managers.action import ActionTerm, ActionTermCfg
+from canter.managers.action import ActionTerm
+from canter.mdp.actions import JointAction, JointActionCfg
 from canter.tasks import REGISTRY
 
 
 @dataclass(kw_only=True)
-class TickCfg(ActionTermCfg):
+class TickCfg(JointActionCfg):
     steps: int = 1
     poison_tick: int = -1  # write NaN into env 0's velocity at this tick of the first env step
 
@@ -23,7 +24,7 @@ class TickCfg(ActionTermCfg):
         return TickTerm(name, self, env)
 
 
-class TickTerm(ActionTerm):
+class TickTerm(JointAction):
     """Records the sim time at each call; the ctrl written is the scaled action, like a plain term."""
 
     def __init__(self, name: str, cfg: TickCfg, env: ManagerBasedRLEnv):

@@ -9,12 +9,12 @@ import torch
 from canter import mdp
 from canter.core.errors import ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.managers.command import UniformVelocityCommandCfg
 from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, gnoise, unoise
 from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
+from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.scene.entity import joints
 from canter.tasks.ant.env_cfg import ant_env_cfg
 from canter.tasks.cartpole.env_cfg import cartpole_env_cfg

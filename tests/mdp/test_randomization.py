@@ -22,10 +22,10 @@ from canter import mdp
 from canter.core.errors import ConfigError
 from canter.envs.env_cfg import EnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.managers.action import joint_position_action
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.termination import TerminationTermCfg
+from canter.mdp.actions import joint_position_action
 from canter.scene.entity import Sel, actuators, bodies, geoms
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path

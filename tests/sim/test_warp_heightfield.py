@@ -45,7 +45,7 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.sim.model import asset_path, load_model
 from canter.sim.warp import WarpSimulator
 from canter.tasks.dog.env_cfg import dog_rough_env_cfg
-from canter.terrains import Terrain, TerrainCfg
+from canter.terrains import Terrain, TerrainCfg, sub_terrain_mix
 from tests.sim.test_warp import _cpu, _load, _ratio, _warp
 
 N = 16
@@ -63,7 +63,7 @@ def _small_rough_terrain(*types: str) -> TerrainCfg:
     cfg.size, cfg.num_rows, cfg.num_cols = (2.0, 2.0), 2, 3
     cfg.border_width, cfg.platform_width = 0.5, 0.4
     if types:
-        cfg.proportions = dict.fromkeys(types, 1.0)
+        cfg.sub_terrains = sub_terrain_mix(**dict.fromkeys(types, 1.0))
     return cfg
 
 
@@ -220,7 +220,8 @@ def test_dog_on_heightfield_slopes_matches_cpu_backend(seed):
 @pytest.mark.parametrize("seed", [1, 3])
 def test_dog_on_every_rough_terrain_type_matches_cpu_backend_but_for_prism_sides(seed):
     terrain, model = _terrain_dog()
-    assert {name for row in terrain.type_names for name in row} == {"rough", "stairs_up", "obstacles"}
+    assert terrain.map is not None
+    assert {terrain.map.names[t] for t in terrain.map.types.flat} == {"rough", "stairs_up", "obstacles"}
     _parity(model, _standing_state(terrain, model, seed), substitutes_allowed=True)
 
 

@@ -129,7 +129,8 @@ def test_level_evaluation_runs_one_episode_per_env():
     env = build_level_env(args, [0, 9], 2)
     assert env.terrain.terrain_levels.tolist() == [0, 0, 9, 9]
     names = env.termination_manager.names
-    assert all(env.terrain.type_names[0][int(c)] == "stone_rows" for c in env.terrain.terrain_types)
+    assert env.terrain.map is not None
+    assert all(env.terrain.map.names[env.terrain.map.types[0, int(c)]] == "stone_rows" for c in env.terrain.terrain_types)
     outcome = run_episodes(env, HeuristicPolicy(env.num_actions))
     assert outcome["length"].tolist() == [10, 10, 10, 10]  # 0.2 s at 50 Hz: time-outs
     rows = level_table([0, 9], 2, outcome, names)

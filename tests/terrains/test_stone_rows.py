@@ -7,22 +7,22 @@ import itertools
 
 import numpy as np
 
-from canter.terrains import SUB_TERRAIN_TYPES, generate_terrain, stone_rows_terrain_cfg
-from canter.terrains import sub_terrains as st
-from canter.terrains.config import TerrainCfg
+from canter.terrains import Block, StoneRowsCfg, generate_terrain, stone_rows_terrain_cfg
 
 N = 120  # 6 m at 5 cm
 
 
-def _cfg() -> TerrainCfg:
-    return TerrainCfg(horizontal_scale=0.05, size=(6.0, 2.0), platform_width=1.0, stone_width_range=(0.5, 0.3),
-                      stone_gap_range=(0.0, 0.25), stone_height_range=(0.0, 0.05), stone_pit_depth=0.5)
+BLOCK = Block(nx=N, ny=40, h=0.05, platform_width=1.0)
+
+
+def _cfg() -> StoneRowsCfg:
+    return StoneRowsCfg(width_range=(0.5, 0.3), gap_range=(0.0, 0.25), height_range=(0.0, 0.05), pit_depth=0.5)
 
 
 def test_easy_rows_are_flat_and_hard_rows_have_gaps_and_heights():
     cfg = _cfg()
-    easy = st.stone_rows(np.random.default_rng(0), 0.0, cfg, N, 40)
-    hard = st.stone_rows(np.random.default_rng(0), 1.0, cfg, N, 40)
+    easy = cfg.heights(np.random.default_rng(0), 0.0, BLOCK)
+    hard = cfg.heights(np.random.default_rng(0), 1.0, BLOCK)
     np.testing.assert_array_equal(easy, 0.0)  # no gap rounds to a cell, no height spread
     assert np.all(hard == hard[:, :1])  # every stone spans the whole width
     line = hard[:, 0]
@@ -43,6 +43,6 @@ def test_easy_rows_are_flat_and_hard_rows_have_gaps_and_heights():
 def test_course_config_lays_out_flat_and_stone_columns():
     cfg = stone_rows_terrain_cfg()
     terrain = generate_terrain(cfg)
-    names = [SUB_TERRAIN_TYPES[t] for t in terrain.types[0]]
+    names = [terrain.names[t] for t in terrain.types[0]]
     assert names == ["flat"] * 2 + ["stone_rows"] * 8
     assert terrain.heights.shape == (2 * 40 + 10 * N, 2 * 40 + 10 * 40)

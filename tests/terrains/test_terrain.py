@@ -4,6 +4,7 @@ the level curriculum, spawning on the terrain and the height scan."""
 from __future__ import annotations
 
 import math
+import re
 
 import mujoco
 import numpy as np
@@ -15,30 +16,40 @@ from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
 from canter.envs.env_cfg import EnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.managers.action import joint_position_action
-from canter.managers.command import UniformVelocityCommandCfg
 from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.term import TermCfg
 from canter.managers.termination import TerminationTermCfg
+from canter.mdp.actions import joint_position_action
+from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path, load_model
 from canter.terrains import (
     SUB_TERRAIN_TYPES,
+    Block,
+    FlatCfg,
+    ObstaclesCfg,
+    RoughCfg,
+    SlopeCfg,
+    StairsCfg,
+    SteppingStonesCfg,
+    StoneRowsCfg,
     Terrain,
     TerrainCfg,
     column_types,
     flat_terrain_cfg,
     generate_terrain,
+    sub_terrain_mix,
 )
 from canter.terrains import sub_terrains as st
 
 N = 40  # points per side of a 4 m sub-terrain at 0.1 m
 
 
-def _cfg(**overrides) -> TerrainCfg:
-    """3 rows x 4 columns of 4 m squares at 0.1 m, 1 m border, 1 m platform."""
+def _cfg(proportions: dict[str, float] | None = None, **overrides) -> TerrainCfg:
+    """3 rows x 4 columns of 4 m squares at 0.1 m, 1 m border, 1 m platform; `proportions` picks
+    standard sub-terrains (sub_terrain_mix)."""
     fields = {
         "size": (4.0, 4.0),
         "num_rows": 3,
@@ -46,8 +57,13 @@ def _cfg(**overrides) -> TerrainCfg:
         "border_width": 1.0,
         "platform_width": 1.0,
     }
+    if proportions is not None:
+        fields["sub_terrains"] = sub_terrain_mix(**proportions)
     fields.update(overrides)
     return TerrainCfg(**fields)
+
+
+BLOCK = Block(nx=N, ny=N, h=0.1, platform_width=1.0)
 
 
 def _rng() -> np.random.Generator:
@@ -66,16 +82,16 @@ def test_same_seed_is_bitwise_identical_different_seed_differs():
 
 
 def test_columns_follow_the_proportions_and_rows_the_difficulty():
-    assert column_types(_cfg(proportions={"flat": 1.0, "stairs_up": 3.0})).tolist() == [0, 4, 4, 4]
+    assert column_types(_cfg(proportions={"flat": 1.0, "stairs_up": 3.0})).tolist() == [0, 1, 1, 1]
     cfg = _cfg(num_cols=5, proportions={"rough": 1.0, "obstacles": 1.0})
-    assert column_types(cfg).tolist() == [1, 1, 6, 6, 6]
+    assert column_types(cfg).tolist() == [0, 0, 1, 1, 1]
     terrain_map = generate_terrain(_cfg(proportions={"stairs_up": 1.0}))
     np.testing.assert_array_equal(terrain_map.difficulty[:, 0], [0.0, 0.5, 1.0])
     # the top of each stair pyramid: 4 steps of lerp(stair_height_range, row / 2)
     tops = [terrain_map.heights[10 + r * N : 10 + (r + 1) * N, 10 : 10 + N].max() for r in range(3)]
     np.testing.assert_allclose(tops, [4 * 0.05, 4 * 0.115, 4 * 0.18], rtol=1e-6)
     shuffled = generate_terrain(_cfg(curriculum=False, proportions={"flat": 1.0, "slope_up": 1.0}))
-    assert set(shuffled.types.ravel().tolist()) <= {0, 2}
+    assert shuffled.names == ("flat", "slope_up") and set(shuffled.types.ravel().tolist()) <= {0, 1}
     assert ((shuffled.difficulty >= 0) & (shuffled.difficulty <= 1)).all()
 
 
@@ -85,24 +101,48 @@ def test_columns_follow_the_proportions_and_rows_the_difficulty():
         ("num_rows", 0),
         ("horizontal_scale", 0.0),
         ("size", (4.0, 0.2)),
-        ("proportions", {"lava": 1.0}),
-        ("proportions", {"flat": 0.0}),
+        ("sub_terrains", {"flat": FlatCfg(proportion=0.0)}),
+        ("sub_terrains", {}),
         ("vertical_range", (0.5, 1.0)),
         ("platform_width", 5.0),
-        ("stair_width", 0.01),
-        ("stone_width_range", (0.5, 0.0)),
+        ("sub_terrains.stairs.step_width", {"stairs": StairsCfg(step_width=0.01)}),
+        ("sub_terrains.stones.width_range", {"stones": SteppingStonesCfg(width_range=(0.5, 0.05))}),
         ("kind", "mesh"),
         ("max_init_level", -1),
     ],
 )
 def test_config_errors_name_the_field(field, value):
-    with pytest.raises(ConfigError, match=f"terrain.{field}"):
-        _cfg(**{field: value})
+    name = field.split(".")[0]
+    with pytest.raises(ConfigError, match=f"^terrain\\.{re.escape(field)}: "):
+        _cfg(**{name: value})
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: RoughCfg(noise_step=0.0), r"^RoughCfg.noise_step: must be > 0, got 0.0$"),
+        (lambda: SlopeCfg(slope_range=(-0.1, 0.4)), r"^SlopeCfg.slope_range: values must be >= 0"),
+        (lambda: ObstaclesCfg(width_range=(1.0, 0.5)), r"^ObstaclesCfg.width_range: need low <= high"),
+        (lambda: ObstaclesCfg(count=-1), r"^ObstaclesCfg.count: must be >= 0"),
+        (lambda: SteppingStonesCfg(pit_depth=math.nan), r"^SteppingStonesCfg.pit_depth: must be finite"),
+        (lambda: StoneRowsCfg(proportion=-1.0), r"^StoneRowsCfg.proportion: must be >= 0.0"),
+        (lambda: sub_terrain_mix(lava=1.0), r"^sub_terrains: unknown type\(s\) lava"),
+    ],
+)
+def test_each_sub_terrain_config_validates_its_own_fields(make, message):
+    with pytest.raises(ConfigError, match=message):
+        make()
+
+
+def test_a_sub_terrain_edited_after_construction_is_caught_by_path():
+    cfg = _cfg(proportions={"rough": 1.0})
+    cfg.sub_terrains["rough"].amplitude_range = (0.1, math.inf)  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"^sub_terrains.rough.amplitude_range: must hold two finite numbers"):
+        generate_terrain(cfg)
 
 
 def test_pyramid_slope_rises_monotonically_to_the_centre_platform():
-    cfg = _cfg()
-    up = st.slope_up(_rng(), 1.0, cfg, N, N)  # slope 0.4
+    up = SlopeCfg().heights(_rng(), 1.0, BLOCK)  # slope 0.4
     line = up[:, 19]  # a line through the centre
     assert (np.diff(line[:20]) >= 0).all() and (np.diff(line[20:]) <= 0).all()
     # 0 at the edge, 0.4 per metre up to the platform edge at (39/2) 0.1 - 0.5 = 1.45 m
@@ -110,29 +150,30 @@ def test_pyramid_slope_rises_monotonically_to_the_centre_platform():
     assert up.max() == pytest.approx(0.4 * 1.45)
     assert (up[st.platform_mask(N, N, 0.1, 1.0)] == up.max()).all()
     assert (up[0] == 0).all() and (up[:, -1] == 0).all()
-    np.testing.assert_array_equal(st.slope_down(_rng(), 1.0, cfg, N, N), -up)
-    assert st.slope_up(_rng(), 0.0, cfg, N, N).max() == 0.0  # slope_range starts at 0
+    np.testing.assert_array_equal(SlopeCfg(inverted=True).heights(_rng(), 1.0, BLOCK), -up)
+    assert SlopeCfg().heights(_rng(), 0.0, BLOCK).max() == 0.0  # slope_range starts at 0
 
 
 def test_pyramid_stairs_are_discrete_steps_of_the_configured_height():
-    cfg = _cfg(stair_height_range=(0.05, 0.15), stair_width=0.3)
-    up = st.stairs_up(_rng(), 1.0, cfg, N, N)
+    cfg = StairsCfg(step_height_range=(0.05, 0.15), step_width=0.3)
+    up = cfg.heights(_rng(), 1.0, BLOCK)
     levels = np.unique(up)
     # floor(1.45 m / 0.3 m) = 4 steps of 0.15 m above the ground ring
     np.testing.assert_allclose(levels, 0.15 * np.arange(5), atol=1e-12)
     np.testing.assert_allclose(np.diff(levels), 0.15, atol=1e-12)
     # each step is 0.3 m = 3 cells deep
     np.testing.assert_allclose(up[:12, 19], 0.15 * (np.arange(12) // 3), atol=1e-12)
-    np.testing.assert_array_equal(st.stairs_down(_rng(), 1.0, cfg, N, N), -up)
-    easy = st.stairs_up(_rng(), 0.0, cfg, N, N)
+    down = StairsCfg(step_height_range=(0.05, 0.15), step_width=0.3, inverted=True)
+    np.testing.assert_array_equal(down.heights(_rng(), 1.0, BLOCK), -up)
+    easy = cfg.heights(_rng(), 0.0, BLOCK)
     np.testing.assert_allclose(np.diff(np.unique(easy)), 0.05, atol=1e-12)
 
 
 def test_stepping_stones_have_deep_pits_and_harder_rows_spread_more():
-    cfg = _cfg(stone_pit_depth=1.0, stone_height_range=(0.0, 0.1), stone_gap_range=(0.1, 0.4))
-    easy = st.stepping_stones(_rng(), 0.0, cfg, N, N)
-    hard = st.stepping_stones(_rng(), 1.0, cfg, N, N)
-    platform = st.platform_mask(N, N, 0.1, cfg.platform_width)
+    cfg = SteppingStonesCfg(pit_depth=1.0, height_range=(0.0, 0.1), gap_range=(0.1, 0.4))
+    easy = cfg.heights(_rng(), 0.0, BLOCK)
+    hard = cfg.heights(_rng(), 1.0, BLOCK)
+    platform = st.platform_mask(N, N, 0.1, BLOCK.platform_width)
     for heights in (easy, hard):
         assert (heights[platform] == 0).all()
         pits = heights == -1.0
@@ -145,14 +186,13 @@ def test_stepping_stones_have_deep_pits_and_harder_rows_spread_more():
 
 
 def test_rough_and_obstacles_grow_with_difficulty():
-    cfg = _cfg(rough_amplitude_range=(0.01, 0.1), obstacle_height_range=(0.05, 0.2), num_obstacles=30)
-    rough = [st.rough(_rng(), d, cfg, N, N) for d in (0.0, 0.5, 1.0)]
+    rough = [RoughCfg(amplitude_range=(0.01, 0.1)).heights(_rng(), d, BLOCK) for d in (0.0, 0.5, 1.0)]
     assert rough[0].std() < rough[1].std() < rough[2].std()
     assert np.abs(rough[2]).max() <= 0.1
-    boxes = [st.obstacles(_rng(), d, cfg, N, N) for d in (0.0, 1.0)]
+    boxes = [ObstaclesCfg(height_range=(0.05, 0.2), count=30).heights(_rng(), d, BLOCK) for d in (0.0, 1.0)]
     assert np.abs(boxes[0]).max() < np.abs(boxes[1]).max() <= 0.2
     for heights, top in zip(boxes, (0.05, 0.2), strict=True):
-        assert (heights[st.platform_mask(N, N, 0.1, cfg.platform_width)] == 0).all()
+        assert (heights[st.platform_mask(N, N, 0.1, BLOCK.platform_width)] == 0).all()
         raised = np.abs(heights[heights != 0])
         assert raised.size > 0 and (raised >= top / 2 - 1e-12).all()
 
@@ -204,7 +244,10 @@ def test_flat_preset_keeps_the_plane():
 
 # --- height queries -----------------------------------------------------------------------------
 def test_height_at_is_exact_at_grid_points_and_bilinear_between():
-    cfg = _cfg(horizontal_scale=0.125, proportions={"rough": 1.0, "stairs_up": 1.0}, rough_noise_step=0.25)
+    cfg = _cfg(
+        horizontal_scale=0.125,
+        sub_terrains={"rough": RoughCfg(noise_step=0.25), "stairs_up": StairsCfg()},
+    )
     terrain = _terrain(cfg)
     heights = torch.from_numpy(terrain.map.heights).double()
     nx, ny = heights.shape
@@ -255,7 +298,7 @@ def _height_at_by_four_gathers(terrain: Terrain, xy: torch.Tensor) -> torch.Tens
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
 def test_height_at_is_bitwise_the_plain_four_gather_formula(dtype):
     every_type = dict.fromkeys(SUB_TERRAIN_TYPES, 1.0)
-    terrain = _terrain(_cfg(num_cols=len(SUB_TERRAIN_TYPES), proportions=every_type))
+    terrain = _terrain(_cfg(every_type, num_cols=len(SUB_TERRAIN_TYPES)))
     nx, ny = terrain.heights.shape
     x0, y0 = terrain.map.origin
     g = torch.Generator().manual_seed(2)
@@ -305,9 +348,6 @@ def test_update_levels_promotes_demotes_clamps_and_wraps_the_top_row():
     terrain.update_levels(torch.tensor([6]), torch.tensor([False]), torch.tensor([True]), generator)
     expected[6] = 1
     assert torch.equal(terrain.terrain_levels, expected)
-    stats = terrain.level_stats()
-    assert stats["mean_level"] == pytest.approx(expected.float().mean().item())
-    assert stats["row_counts"].tolist() == torch.bincount(expected, minlength=3).tolist()
     spread = _terrain(_cfg(max_init_level=1), num_envs=64)
     assert set(spread.terrain_levels.tolist()) == {0, 1}
 

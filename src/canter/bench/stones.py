@@ -22,7 +22,7 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp.controller_action import QuadrupedControllerAction
 from canter.rl.checkpoint import load_checkpoint
 from canter.rl.runner import CHECKPOINT, OnPolicyRunner
-from canter.terrains import SUB_TERRAIN_TYPES
+from canter.terrains import StoneRowsCfg
 
 TASK = "dog-stones"
 STONE_TYPE = "stone_rows"
@@ -58,7 +58,11 @@ def stones_args(run_dir: str | None, argv: list[str]) -> TrainArgs:
 def build_level_env(args: TrainArgs, levels: list[int], episodes: int) -> ManagerBasedRLEnv:
     """An env of `episodes` envs per level in `levels`, each pinned to its level on a stone column."""
     terrain_cfg = args.env.terrain
-    if terrain_cfg is None or terrain_cfg.proportions.get(STONE_TYPE, 0.0) <= 0:
+    stone_names = [
+        name for name, sub in (terrain_cfg.sub_terrains.items() if terrain_cfg is not None else ())
+        if isinstance(sub, StoneRowsCfg) and sub.proportion > 0
+    ]
+    if terrain_cfg is None or not stone_names:
         raise ConfigError(f"the run's terrain has no {STONE_TYPE!r} columns to evaluate on")
     bad = [level for level in levels if not 0 <= level < terrain_cfg.num_rows]
     if bad:
@@ -67,7 +71,7 @@ def build_level_env(args: TrainArgs, levels: list[int], episodes: int) -> Manage
     env = make_env(args, num_envs=len(levels) * episodes)
     terrain = env.terrain
     assert terrain is not None and terrain.map is not None
-    stone_cols = [c for c in range(terrain.num_cols) if terrain.map.types[0, c] == SUB_TERRAIN_TYPES.index(STONE_TYPE)]
+    stone_cols = [c for c in range(terrain.num_cols) if terrain.map.names[terrain.map.types[0, c]] in stone_names]
     device = env.device
     index = torch.arange(env.num_envs, device=device)
     terrain.terrain_levels[:] = torch.tensor(levels, device=device).repeat_interleave(episodes)

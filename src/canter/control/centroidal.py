@@ -16,13 +16,20 @@ from typing import Literal
 import torch
 
 from canter.control.qp import QPInfo, grf_problem, solve
-from canter.core.errors import ConfigError
+from canter.core.validate import (
+    Validated,
+    fail,
+    require_at_least,
+    require_choice,
+    require_finite,
+    require_positive,
+)
 
 GRAVITY = 9.81
 
 
 @dataclass(kw_only=True)
-class BodyControllerCfg:
+class BodyControllerCfg(Validated):
     """mu: friction coefficient of the pyramid (below the true one for margin). fz_min, fz_max:
     normal force bounds of a stance foot, N. wrench_weight: diagonal of W (force N⁻², torque
     (N·m)⁻²). force_reg: α. qp_iterations: the solver's fixed iteration budget (warm-started from the
@@ -38,15 +45,16 @@ class BodyControllerCfg:
     qp_iterations: int = 10
     solver: Literal["qp", "static"] = "qp"
 
-    def __post_init__(self) -> None:
-        if not self.mu > 0:
-            raise ConfigError(f"body.mu: must be > 0, got {self.mu}")
-        if not 0 <= self.fz_min < self.fz_max:
-            raise ConfigError(f"body.fz_min/fz_max: need 0 <= fz_min < fz_max, got {self.fz_min}, {self.fz_max}")
-        if self.qp_iterations < 1:
-            raise ConfigError(f"body.qp_iterations: must be >= 1, got {self.qp_iterations}")
-        if self.solver not in ("qp", "static"):
-            raise ConfigError(f"body.solver: {self.solver!r} is not one of 'qp', 'static'")
+    config_name = "body"
+
+    def validate(self) -> None:
+        require_positive(self, "mu")
+        require_at_least(self, "fz_min", 0.0)
+        require_finite(self, "fz_max")
+        if not self.fz_min < self.fz_max:
+            raise fail("fz_min", f"need fz_min < fz_max, got {self.fz_min}, {self.fz_max}")
+        require_at_least(self, "qp_iterations", 1, integer=True)
+        require_choice(self, "solver")
 
 
 def desired_wrench(

@@ -19,10 +19,11 @@ from canter.control.kinematics import RobotState, forces_to_torques
 from canter.control.robot import Quadruped
 from canter.control.swing import cartesian_pd, swing_trajectory
 from canter.core.errors import ConfigError
+from canter.core.validate import Validated, fail, require_at_least
 
 
 @dataclass(kw_only=True)
-class SwingCfg:
+class SwingCfg(Validated):
     """apex: clearance above the higher end point at mid-swing, m. kp, kd: Cartesian PD gains
     (N/m, N·s/m) per world axis. bias_compensation: add each leg's joint-space gravity and Coriolis
     torques (MuJoCo's qfrc_bias) to its torques, so that a stance foot pushes on the ground with the
@@ -33,11 +34,12 @@ class SwingCfg:
     kd: tuple[float, float, float] = (25.0, 25.0, 25.0)
     bias_compensation: bool = True
 
-    def __post_init__(self) -> None:
-        if self.apex < 0:
-            raise ConfigError(f"swing.apex: must be >= 0, got {self.apex}")
+    config_name = "swing"
+
+    def validate(self) -> None:
+        require_at_least(self, "apex", 0.0)
         if min(self.kp) < 0 or min(self.kd) < 0:
-            raise ConfigError(f"swing.kp/kd: gains must be >= 0, got {self.kp}, {self.kd}")
+            raise fail("kp", f"gains kp, kd must be >= 0, got {self.kp}, {self.kd}")
 
 
 @dataclass(kw_only=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from canter.core.errors import ConfigError
+from canter.core.validate import Validated, fail, require_finite, require_pair, require_positive
 
 TROT = (0.0, 0.5, 0.5, 0.0)  # FR, FL, RR, RL: diagonal pairs half a cycle apart
 PACE = (0.0, 0.5, 0.0, 0.5)
@@ -19,7 +19,7 @@ BOUND = (0.0, 0.0, 0.5, 0.5)
 
 
 @dataclass(kw_only=True)
-class GaitCfg:
+class GaitCfg(Validated):
     """frequency: gait cycles per second at phase speed 1, Hz. duty_factor: stance share of a cycle.
     offsets: per-leg phase offsets in cycles (default: trot). speed_range: the phase speed is
     clamped to it."""
@@ -29,13 +29,16 @@ class GaitCfg:
     offsets: tuple[float, ...] = TROT
     speed_range: tuple[float, float] = (0.5, 1.6)
 
-    def __post_init__(self) -> None:
-        if not self.frequency > 0:
-            raise ConfigError(f"gait.frequency: must be > 0, got {self.frequency}")
+    config_name = "gait"
+
+    def validate(self) -> None:
+        require_positive(self, "frequency")
+        require_finite(self, "duty_factor")
         if not 0.0 < self.duty_factor < 1.0:
-            raise ConfigError(f"gait.duty_factor: must be in (0, 1), got {self.duty_factor}")
-        if not 0.0 < self.speed_range[0] <= self.speed_range[1]:
-            raise ConfigError(f"gait.speed_range: need 0 < low <= high, got {self.speed_range}")
+            raise fail("duty_factor", f"must be in (0, 1), got {self.duty_factor}")
+        require_pair(self, "speed_range")
+        if not self.speed_range[0] > 0.0:
+            raise fail("speed_range", f"need 0 < low <= high, got {self.speed_range}")
 
 
 class GaitScheduler:

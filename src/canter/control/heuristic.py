@@ -17,14 +17,14 @@ from canter.control.controller import Targets
 from canter.control.gait import GaitScheduler
 from canter.control.kinematics import RobotState
 from canter.control.robot import Quadruped
-from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
+from canter.core.validate import Validated, require_at_least, require_positive
 
 GroundFn = Callable[[torch.Tensor], torch.Tensor]  # world xy (..., 2) -> ground height (...)
 
 
 @dataclass(kw_only=True)
-class HeuristicCfg:
+class HeuristicCfg(Validated):
     """height: trunk origin above the ground under the feet, m. kp_height, kd_height: 1/s², 1/s.
     kv: xy velocity gain, 1/s. max_acc_xy: clamp of the xy acceleration, m/s². kp_rot, kd_rot:
     orientation and angular velocity gains (roll, pitch, yaw), 1/s², 1/s. raibert_gain: k, s.
@@ -40,11 +40,12 @@ class HeuristicCfg:
     raibert_gain: float = 0.08
     max_correction: float = 0.15
 
-    def __post_init__(self) -> None:
-        if not self.height > 0:
-            raise ConfigError(f"heuristic.height: must be > 0, got {self.height}")
-        if self.max_correction < 0 or self.max_acc_xy < 0:
-            raise ConfigError("heuristic.max_correction/max_acc_xy: must be >= 0")
+    config_name = "heuristic"
+
+    def validate(self) -> None:
+        require_positive(self, "height")
+        require_at_least(self, "max_correction", 0.0)
+        require_at_least(self, "max_acc_xy", 0.0)
 
 
 def yaw_frame_to_world(vec_xy: torch.Tensor, yaw: torch.Tensor) -> torch.Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from canter.core.errors import ConfigError
+from canter.core.validate import Validated, require_at_least, require_positive
 from canter.managers.action import ActionTermCfg
 from canter.managers.command import CommandTermCfg
 from canter.managers.curriculum import CurriculumTermCfg
@@ -18,7 +18,7 @@ from canter.terrains.config import TerrainCfg
 
 
 @dataclass(kw_only=True)
-class EnvCfg:
+class EnvCfg(Validated):
     """A task: the model, the physics, and the terms of every manager.
 
     model_path: MJCF file; spec_edits run on its MjSpec before compiling (e.g. add sensors).
@@ -49,14 +49,11 @@ class EnvCfg:
     curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
     terrain: TerrainCfg | None = None  # None: the model's own floor, no terrain object
 
+    config_name = "env"
+
     def validate(self) -> None:
-        """Check the fields that can be checked without building anything."""
-        if self.num_envs < 1:
-            raise ConfigError(f"num_envs: must be >= 1, got {self.num_envs}")
-        if self.decimation < 1:
-            raise ConfigError(f"decimation: must be >= 1, got {self.decimation}")
-        if not self.episode_length_s > 0:
-            raise ConfigError(f"episode_length_s: must be > 0, got {self.episode_length_s}")
-        self.sim.__post_init__()
-        if self.terrain is not None:
-            self.terrain.validate()
+        """This config's own fields; `canter.core.validate.validate_tree(cfg)` checks the nested
+        configs (sim, terms, terrain) too, as the env does when it is built."""
+        require_at_least(self, "num_envs", 1, integer=True)
+        require_at_least(self, "decimation", 1, integer=True)
+        require_positive(self, "episode_length_s")

@@ -20,6 +20,7 @@ from rich.console import Console
 from canter.core.device import resolve_device
 from canter.core.profiling import section
 from canter.core.rng import make_generator
+from canter.core.validate import validate_tree
 from canter.envs.env_cfg import EnvCfg
 from canter.managers.action import ActionManager
 from canter.managers.command import CommandManager
@@ -39,7 +40,7 @@ class ManagerBasedRLEnv:
     """A batch of `num_envs` episodes of one task. Implements canter.envs.vec_env.VecEnv."""
 
     def __init__(self, cfg: EnvCfg, console: Console | None = None):
-        cfg.validate()
+        validate_tree(cfg)
         self.cfg = cfg
         self.device = resolve_device(cfg.device)
         self.num_envs = cfg.num_envs
@@ -158,9 +159,9 @@ class ManagerBasedRLEnv:
 
     def _reset_idx(self, env_ids: torch.Tensor) -> None:
         log = self.extras["log"]
-        log.update(self.curriculum_manager.compute(env_ids))
+        log.update(self.curriculum_manager.reset(env_ids))
         self.sim.reset(env_ids)
-        self.event_manager.apply_reset(env_ids)
+        self.event_manager.reset(env_ids)
         self.sim.forward(env_ids)
         self.scene.invalidate()
         log.update(self.reward_manager.reset(env_ids))
@@ -183,6 +184,7 @@ class ManagerBasedRLEnv:
             "action": self.action_manager.state_dict(),
             "observation": self.observation_manager.state_dict(),
             "reward": self.reward_manager.state_dict(),
+            "termination": self.termination_manager.state_dict(),
             "command": self.command_manager.state_dict(),
             "event": self.event_manager.state_dict(),
             "curriculum": self.curriculum_manager.state_dict(),
@@ -202,6 +204,7 @@ class ManagerBasedRLEnv:
         self.action_manager.load_state_dict(state["action"])
         self.observation_manager.load_state_dict(state["observation"])
         self.reward_manager.load_state_dict(state["reward"])
+        self.termination_manager.load_state_dict(state["termination"])
         self.command_manager.load_state_dict(state["command"])
         self.event_manager.load_state_dict(state["event"])
         self.curriculum_manager.load_state_dict(state["curriculum"])

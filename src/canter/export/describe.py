@@ -12,6 +12,7 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export.metadata import ActionTermInfo, ObsTermInfo, PolicyMetadata
 from canter.export.module import ExportableActor
 from canter.export.onnx_export import io_names
+from canter.mdp.actions import JointAction
 
 
 def _function_name(func: object) -> str:
@@ -66,6 +67,8 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
     action_terms: list[ActionTermInfo] = []
     per_actuator: dict[str, list] = {k: [] for k in ("joints", "default", "scale", "offset", "kp", "kd", "limit", "type")}
     for term in env.action_manager.terms:
+        if not isinstance(term, JointAction):
+            raise CanterError(f"export: action term {term.name!r} is not a joint action (its metadata cannot be described)")
         facts = [_actuator_facts(model, int(i)) for i in term.ctrl_ids.tolist()]
         offsets = [float(v) for v in term.offset.tolist()]
         action_terms.append(ActionTermInfo(

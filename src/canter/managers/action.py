@@ -1,15 +1,18 @@
-"""Action manager: maps the policy's (num_envs, action_dim) output to actuator controls."""
+"""Action manager: maps the policy's (num_envs, action_dim) output to actuator controls.
+
+The base classes of action terms live here; the terms themselves (joint actions, the quadruped
+controller) in canter.mdp.actions and canter.mdp.controller_action."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from canter.core.errors import ConfigError
-from canter.managers.term import print_table
-from canter.scene.entity import Sel, actuators
+from canter.core.validate import Validated, require_at_least, require_pair
+from canter.managers.term import Stateful, TermManager, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,104 +21,55 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class ActionTermCfg:
-    """ctrl[:, actuators] = offset + scale * clip(action).
+class ActionTermCfg(Validated):
+    """What every action term has; concrete terms (mdp.actions, mdp.controller_action) subclass it.
 
-    offset: "zero" for torque/force motors; "default_joint_pos" for position actuators, so that a
-        zero action holds the default pose (targets are offsets around it).
-    max_delay_steps: the longest actuator latency, in control steps, these actuators can be given
+    clip: (low, high) the term's slice of the action is clamped to before use (None: no clamp).
+    max_delay_steps: the longest actuator latency, in control steps, this term can be given
         (per env, e.g. by mdp.randomize_action_delay); delays beyond it are clamped to it. 0: never
         delayed.
     """
 
-    actuators: Sel = field(default_factory=actuators)
-    scale: float = 1.0
-    offset: Literal["zero", "default_joint_pos"] = "zero"
     clip: tuple[float, float] | None = None
     max_delay_steps: int = 0
 
-    def __post_init__(self) -> None:
-        if self.clip is not None and not self.clip[0] < self.clip[1]:
-            raise ConfigError(f"actions.clip: low must be < high, got {self.clip}")
-        if self.max_delay_steps < 0:
-            raise ConfigError(f"actions.max_delay_steps: must be >= 0, got {self.max_delay_steps}")
+    def validate(self) -> None:
+        if self.clip is not None:
+            require_pair(self, "clip", strict=True)
+        require_at_least(self, "max_delay_steps", 0, integer=True)
 
     def build(self, name: str, env: ManagerBasedRLEnv) -> ActionTerm:
-        """The term this config describes; subclasses (e.g. controllers) return their own term class."""
-        return ActionTerm(name, self, env)
+        """The term this config describes."""
+        raise NotImplementedError(f"{type(self).__name__}.build")
 
 
-def joint_effort_action(
-    *names: str, scale: float = 1.0, clip: tuple[float, float] | None = None, max_delay_steps: int = 0
-) -> ActionTermCfg:
-    """Torque/force motors driven directly by the scaled action."""
-    return ActionTermCfg(
-        actuators=actuators(*names), scale=scale, offset="zero", clip=clip, max_delay_steps=max_delay_steps
-    )
+class ActionTerm(Stateful):
+    """One slice of the action vector, written into the actuator controls by `apply`.
 
-
-def joint_position_action(
-    *names: str, scale: float = 0.25, clip: tuple[float, float] | None = None, max_delay_steps: int = 0
-) -> ActionTermCfg:
-    """Position actuators (PD inside MuJoCo at physics rate) targeting default pose + scale * action."""
-    return ActionTermCfg(
-        actuators=actuators(*names),
-        scale=scale,
-        offset="default_joint_pos",
-        clip=clip,
-        max_delay_steps=max_delay_steps,
-    )
-
-
-class ActionTerm:
-    """One group of actuators written from one slice of the action vector.
-
-    A controller term sets `physics_steps_per_tick`: the env then calls `apply` every that many
-    physics steps (the controller rate) with the same action, instead of once per env step.
-    Terms that keep per-env state override `reset`, `state_dict` and `load_state_dict`.
+    Subclasses set `action_dim` in their constructor and implement `apply`. A controller term sets
+    `physics_steps_per_tick`: the env then calls `apply` every that many physics steps (the
+    controller rate) with the same action, instead of once per env step. Terms that keep per-env
+    state override the `Stateful` methods; the action manager resets and saves them.
     """
 
     physics_steps_per_tick: int | None = None
+    action_dim: int
 
     def __init__(self, name: str, cfg: ActionTermCfg, env: ManagerBasedRLEnv):
         self.name = name
         self.cfg = cfg
-        resolved = cfg.actuators.resolve(env.scene)
-        self.names = resolved.names
-        self.action_dim = resolved.count
-        self.ctrl_ids = resolved.ids
-        model = env.scene.model
-        dtype = env.sim.dtype
-        offset = torch.zeros(self.action_dim, dtype=dtype, device=env.device)
-        if cfg.offset == "default_joint_pos":
-            # the joint each actuator transmits to (actuator_trnid[:, 0] for joint transmissions)
-            adr = [int(model.jnt_qposadr[model.actuator_trnid[i, 0]]) for i in resolved.ids.tolist()]
-            offset = env.scene.default_qpos[torch.tensor(adr, device=env.device)]
-        self.offset = offset
-        # one contiguous block of ctrl lets apply() write a slice instead of an index_put
-        ids = resolved.ids.tolist()
-        self._slice = slice(ids[0], ids[-1] + 1) if ids == list(range(ids[0], ids[0] + len(ids))) else None
+        self.env = env
 
     def apply(self, ctrl: torch.Tensor, action: torch.Tensor) -> None:
-        if self.cfg.clip is not None:
-            action = action.clamp(self.cfg.clip[0], self.cfg.clip[1])
-        target = self.offset + self.cfg.scale * action
-        if self._slice is not None:
-            ctrl[:, self._slice] = target
-        else:
-            ctrl[:, self.ctrl_ids] = target.to(ctrl.dtype)
+        """Write the controls for `action` (num_envs, action_dim) into `ctrl` (num_envs, nu)."""
+        raise NotImplementedError
 
-    def reset(self, env_ids: torch.Tensor) -> None:
-        """Clear the per-env state of the given envs (none for plain terms)."""
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {}
-
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        """Restore `state_dict()` (nothing for plain terms)."""
+    def describe(self) -> str:
+        """What the term writes, for the start-up table."""
+        return type(self).__name__
 
 
-class ActionManager:
+class ActionManager(TermManager):
     """Splits the action vector across action terms; keeps the current and previous actions.
 
     Actuator latency: when a term has max_delay_steps > 0, the manager keeps the last
@@ -130,8 +84,10 @@ class ActionManager:
     def __init__(self, cfg: dict[str, ActionTermCfg], env: ManagerBasedRLEnv, console: Console | None):
         if not cfg:
             raise ConfigError("actions: a task needs at least one action term")
-        self.env = env
+        super().__init__("actions", env)
         self.terms = [term_cfg.build(name, env) for name, term_cfg in cfg.items()]
+        for term in self.terms:
+            self._track(term.name, term)
         self.physics_steps_per_tick = self._tick(env.cfg.decimation)
         self.action_dim = sum(t.action_dim for t in self.terms)
         self.action = torch.zeros(env.num_envs, self.action_dim, device=env.device)
@@ -144,7 +100,7 @@ class ActionManager:
         self._head = torch.zeros((), dtype=torch.long, device=env.device)
         self._env_index = torch.arange(env.num_envs, device=env.device)
         rows = [
-            (t.name, t.action_dim, f"{t.cfg.offset} + {t.cfg.scale} * a", t.cfg.max_delay_steps)
+            (t.name, t.action_dim, t.describe(), t.cfg.max_delay_steps)
             for t in self.terms
         ]
         print_table(
@@ -206,30 +162,22 @@ class ActionManager:
         self.action[env_ids] = 0.0
         self.prev_action[env_ids] = 0.0
         self.action_history[:, env_ids] = 0.0  # a delayed env starts its episode from zero actions
-        for term in self.terms:
-            term.reset(env_ids)
+        self.reset_terms(env_ids)
 
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        state = {
+    def state_dict(self) -> dict[str, Any]:
+        return {
             "action": self.action.clone(),
             "prev_action": self.prev_action.clone(),
             "delay": self.delay.clone(),
             "action_history": self.action_history.clone(),
             "head": self._head.clone(),
+            "terms": self.terms_state_dict(),
         }
-        for term in self.terms:
-            state.update({f"term/{term.name}/{k}": v.clone() for k, v in term.state_dict().items()})
-        return state
 
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self.action.copy_(state["action"])
         self.prev_action.copy_(state["prev_action"])
-        if "delay" in state:  # checkpoints written before actuator latency existed have none
-            self.delay.copy_(state["delay"])
-            self.action_history.copy_(state["action_history"])
-            self._head.copy_(state["head"])
-        for term in self.terms:
-            prefix = f"term/{term.name}/"
-            own = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-            if own:
-                term.load_state_dict(own)
+        self.delay.copy_(state["delay"])
+        self.action_history.copy_(state["action_history"])
+        self._head.copy_(state["head"])
+        self.load_terms_state_dict(state["terms"])

@@ -1,17 +1,17 @@
 """Command manager: goals the policy is asked to follow (e.g. a base velocity), resampled per env
-after a random time, and on reset. A command term is a class with a config dataclass."""
+after a random time, and on reset. A command term is a `CommandTerm` subclass built by its config's
+`build(env)`; the terms themselves live in canter.mdp.commands."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from canter.core.errors import ConfigError
-from canter.core.math import wrap_to_pi, yaw_from_quat
-from canter.managers.term import print_table
+from canter.core.validate import Validated, fail, require_pair
+from canter.managers.term import Stateful, TermManager, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,20 +20,24 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class CommandTermCfg:
+class CommandTermCfg(Validated):
+    """resampling_time_range: (low, high) seconds between two draws of an env's command."""
+
     resampling_time_range: tuple[float, float] = (10.0, 10.0)
-    term_class: ClassVar[type[CommandTerm]]
 
-    def __post_init__(self) -> None:
-        low, high = self.resampling_time_range
-        if not 0 < low <= high:
-            raise ConfigError(
-                f"commands.resampling_time_range: need 0 < low <= high, got {self.resampling_time_range}"
-            )
+    def validate(self) -> None:
+        require_pair(self, "resampling_time_range")
+        if not self.resampling_time_range[0] > 0:
+            raise fail("resampling_time_range", f"need 0 < low <= high, got {self.resampling_time_range}")
+
+    def build(self, env: ManagerBasedRLEnv) -> CommandTerm:
+        """The term this config describes."""
+        raise NotImplementedError(f"{type(self).__name__}.build")
 
 
-class CommandTerm:
-    """Holds `command` (num_envs, dim); subclasses implement `_resample(env_ids)` and `_update(dt)`."""
+class CommandTerm(Stateful):
+    """Holds `command` (num_envs, dim); subclasses implement `_resample(env_ids)` and `_update(dt)`
+    and list their per-env tensors in `state_dict`. `reset(env_ids)` draws new commands."""
 
     def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv):
         self.cfg = cfg
@@ -50,14 +54,13 @@ class CommandTerm:
     def _update(self, dt: float) -> None:
         """Per-step update of the command (e.g. heading control); default: nothing."""
 
-    def _uniform(self, bounds: tuple[float, float], count: int) -> torch.Tensor:
-        u = torch.rand(count, generator=self.env.generator, device=self.env.device)
-        return bounds[0] + (bounds[1] - bounds[0]) * u
-
     def resample(self, env_ids: torch.Tensor) -> None:
+        """New commands and resampling times for `env_ids`, drawn from the env's generator."""
         if env_ids.numel() == 0:
             return
-        self.time_left[env_ids] = self._uniform(self.cfg.resampling_time_range, env_ids.numel())
+        low, high = self.cfg.resampling_time_range
+        u = torch.rand(env_ids.numel(), generator=self.env.generator, device=self.env.device)
+        self.time_left[env_ids] = low + (high - low) * u
         self._resample(env_ids)
 
     def compute(self, dt: float) -> None:
@@ -65,106 +68,41 @@ class CommandTerm:
         self.resample((self.time_left <= 0.0).nonzero().squeeze(1))
         self._update(dt)
 
+    def reset(self, env_ids: torch.Tensor) -> None:
+        self.resample(env_ids)
+
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"time_left": self.time_left.clone()}
 
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        for key, value in state.items():
-            getattr(self, key).copy_(value)
 
-
-@dataclass(kw_only=True)
-class UniformVelocityCommandCfg(CommandTermCfg):
-    """Base velocity commands (vx, vy, wz) in the body/heading frame, m/s and rad/s.
-
-    heading_command: sample a target heading and derive wz = stiffness * heading error (clipped to
-        the wz range) for `rel_heading_envs` of the envs; the rest get wz sampled directly.
-    rel_standing_envs: fraction of envs commanded to stand still.
-    """
-
-    lin_vel_x: tuple[float, float] = (-1.0, 1.0)
-    lin_vel_y: tuple[float, float] = (-1.0, 1.0)
-    ang_vel_z: tuple[float, float] = (-1.0, 1.0)
-    heading: tuple[float, float] = (-math.pi, math.pi)
-    heading_command: bool = False
-    heading_control_stiffness: float = 0.5
-    rel_heading_envs: float = 1.0
-    rel_standing_envs: float = 0.0
-    term_class: ClassVar[type[CommandTerm]]
-
-
-class UniformVelocityCommand(CommandTerm):
-    cfg: UniformVelocityCommandCfg
-
-    def __init__(self, cfg: UniformVelocityCommandCfg, env: ManagerBasedRLEnv):
-        super().__init__(cfg, env)
-        n = env.num_envs
-        self.vel_command = torch.zeros(n, 3, device=env.device)
-        self.heading_target = torch.zeros(n, device=env.device)
-        self.is_heading_env = torch.zeros(n, dtype=torch.bool, device=env.device)
-        self.is_standing_env = torch.zeros(n, dtype=torch.bool, device=env.device)
-
-    @property
-    def command(self) -> torch.Tensor:
-        return self.vel_command
-
-    def _resample(self, env_ids: torch.Tensor) -> None:
-        cfg, count = self.cfg, env_ids.numel()
-        # one draw for the six per-env numbers: the same stream as six draws of `count` in a row
-        u = torch.rand(6, count, generator=self.env.generator, device=self.env.device)
-        velocity = torch.stack(
-            [low + (high - low) * u[k] for k, (low, high) in enumerate((cfg.lin_vel_x, cfg.lin_vel_y, cfg.ang_vel_z))],
-            dim=1,
-        )
-        low, high = cfg.heading
-        self.heading_target[env_ids] = low + (high - low) * u[3]
-        self.is_heading_env[env_ids] = (u[4] < cfg.rel_heading_envs) & cfg.heading_command
-        standing = u[5] < cfg.rel_standing_envs
-        self.is_standing_env[env_ids] = standing
-        self.vel_command[env_ids] = velocity.masked_fill_(standing[:, None], 0.0)
-
-    def _update(self, dt: float) -> None:
-        if self.cfg.heading_command:
-            error = wrap_to_pi(self.heading_target - yaw_from_quat(self.env.scene.root_quat_w).float())
-            wz = (self.cfg.heading_control_stiffness * error).clamp(*self.cfg.ang_vel_z)
-            self.vel_command[:, 2] = torch.where(self.is_heading_env, wz, self.vel_command[:, 2])
-        self.vel_command.masked_fill_(self.is_standing_env[:, None], 0.0)
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {
-            "time_left": self.time_left.clone(),
-            "vel_command": self.vel_command.clone(),
-            "heading_target": self.heading_target.clone(),
-            "is_heading_env": self.is_heading_env.clone(),
-            "is_standing_env": self.is_standing_env.clone(),
-        }
-
-
-UniformVelocityCommandCfg.term_class = UniformVelocityCommand
-
-
-class CommandManager:
+class CommandManager(TermManager):
     def __init__(self, cfg: dict[str, CommandTermCfg], env: ManagerBasedRLEnv, console: Console | None):
-        self.terms: dict[str, CommandTerm] = {name: term.term_class(term, env) for name, term in cfg.items()}
+        super().__init__("commands", env)
+        self.terms: dict[str, CommandTerm] = {name: term.build(env) for name, term in cfg.items()}
+        for name, term in self.terms.items():
+            self._track(name, term)
         rows = [(name, type(term).__name__) for name, term in self.terms.items()]
         print_table(console, "Active Command Terms", ("Name", "Type"), rows)
 
-    def get_command(self, name: str) -> torch.Tensor:
+    def term(self, name: str) -> CommandTerm:
+        """The command term called `name`."""
         if name not in self.terms:
             raise ConfigError(f"command {name!r} does not exist (have: {', '.join(self.terms) or 'none'})")
-        return self.terms[name].command
+        return self.terms[name]
+
+    def get_command(self, name: str) -> torch.Tensor:
+        """(num_envs, dim) the current command of term `name`."""
+        return self.term(name).command
 
     def compute(self, dt: float) -> None:
         for term in self.terms.values():
             term.compute(dt)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        for term in self.terms.values():
-            term.resample(env_ids)
+        self.reset_terms(env_ids)
 
     def state_dict(self) -> dict[str, Any]:
-        return {name: term.state_dict() for name, term in self.terms.items()}
+        return {"terms": self.terms_state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        for name, term in self.terms.items():
-            term.load_state_dict(state[name])
+        self.load_terms_state_dict(state["terms"])

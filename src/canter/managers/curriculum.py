@@ -1,5 +1,6 @@
 """Curriculum manager: terms `func(env, env_ids, **params)` run at each reset, before the envs' new
-episode starts; the value a term returns (a tensor or number) is logged as Curriculum/<name>."""
+episode starts (`reset(env_ids)`); the value a term returns (a tensor or number) is logged as
+Curriculum/<name>. Stateful terms are reset for those envs after they ran."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from canter.managers.term import ManagerTerm, TermCfg, build_term, print_table
+from canter.managers.term import TermCfg, TermManager, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,31 +22,26 @@ class CurriculumTermCfg(TermCfg):
     pass
 
 
-class CurriculumManager:
+class CurriculumManager(TermManager):
     def __init__(self, cfg: dict[str, CurriculumTermCfg], env: ManagerBasedRLEnv, console: Console | None):
-        self.env = env
-        self.terms = {
-            name: build_term("curriculum", name, term, env, leading=2) for name, term in cfg.items()
-        }
+        super().__init__("curriculum", env)
+        self.terms = {name: self._build(name, term, leading=2) for name, term in cfg.items()}
         self.state: dict[str, torch.Tensor] = {}
         print_table(console, "Active Curriculum Terms", ("Name",), [(name,) for name in self.terms])
 
-    def compute(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Run every term on the envs about to reset, then reset the stateful terms for them;
+        returns the latest value of every term, as Curriculum/<name>."""
         for name, (func, params) in self.terms.items():
             value = func(self.env, env_ids, **params)
             if value is not None:
                 self.state[name] = torch.as_tensor(value, device=self.env.device, dtype=torch.float32)
+        self.reset_terms(env_ids)
         return {f"Curriculum/{name}": value for name, value in self.state.items()}
 
     def state_dict(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"values": {k: v.clone() for k, v in self.state.items()}}
-        for name, (func, _) in self.terms.items():
-            if isinstance(func, ManagerTerm):
-                state[f"term/{name}"] = {k: v.clone() for k, v in func.state_dict().items()}
-        return state
+        return {"values": {k: v.clone() for k, v in self.state.items()}, "terms": self.terms_state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.state = {k: v.clone() for k, v in state["values"].items()}
-        for name, (func, _) in self.terms.items():
-            if isinstance(func, ManagerTerm):
-                func.load_state_dict(state[f"term/{name}"])
+        self.load_terms_state_dict(state["terms"])

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
-from canter.core.errors import ConfigError
-from canter.managers.term import TermCfg, build_term, print_table
+from canter.core.validate import fail, require_choice, require_pair
+from canter.managers.term import TermCfg, TermManager, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -27,25 +27,27 @@ class EventTermCfg(TermCfg):
     mode: Mode
     interval_range_s: tuple[float, float] | None = None  # mode "interval": seconds between events, per env
 
-    def __post_init__(self) -> None:
-        if self.mode not in ("startup", "reset", "interval"):
-            raise ConfigError(f"event mode: {self.mode!r} is not one of startup, reset, interval")
-        if self.mode == "interval" and (
-            self.interval_range_s is None or not 0 < self.interval_range_s[0] <= self.interval_range_s[1]
-        ):
-            raise ConfigError(f"event interval_range_s: need 0 < low <= high, got {self.interval_range_s}")
+    def validate(self) -> None:
+        super().validate()
+        require_choice(self, "mode")
+        if self.mode == "interval":
+            if self.interval_range_s is None:
+                raise fail("interval_range_s", "mode 'interval' needs (low, high) seconds, got None")
+            require_pair(self, "interval_range_s")
+            if not self.interval_range_s[0] > 0:
+                raise fail("interval_range_s", f"need 0 < low <= high, got {self.interval_range_s}")
 
 
-class EventManager:
+class EventManager(TermManager):
     def __init__(self, cfg: dict[str, EventTermCfg], env: ManagerBasedRLEnv, console: Console | None):
-        self.env = env
+        super().__init__("event", env)
         self.terms: dict[Mode, list[tuple[str, EventTermCfg, Any, dict[str, Any]]]] = {
             "startup": [],
             "reset": [],
             "interval": [],
         }
         for name, term_cfg in cfg.items():
-            func, params = build_term("event", name, term_cfg, env, leading=2)
+            func, params = self._build(name, term_cfg, leading=2)
             self.terms[term_cfg.mode].append((name, term_cfg, func, params))
         self.time_left = {
             name: torch.zeros(env.num_envs, device=env.device) for name, *_ in self.terms["interval"]
@@ -62,7 +64,9 @@ class EventManager:
         for name, term_cfg, *_ in self.terms["interval"]:
             self._sample_interval(name, term_cfg, all_ids)
 
-    def apply_reset(self, env_ids: torch.Tensor) -> None:
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Start the new episode of `env_ids`: reset the stateful terms, then apply the reset events."""
+        self.reset_terms(env_ids)
         for _, _, func, params in self.terms["reset"]:
             func(self.env, env_ids, **params)
 
@@ -81,9 +85,13 @@ class EventManager:
         u = torch.rand(env_ids.numel(), generator=self.env.generator, device=self.env.device)
         self.time_left[name][env_ids] = low + (high - low) * u
 
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return {name: value.clone() for name, value in self.time_left.items()}
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "time_left": {name: value.clone() for name, value in self.time_left.items()},
+            "terms": self.terms_state_dict(),
+        }
 
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        for name, value in state.items():
-            self.time_left[name].copy_(value)
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        for name, value in self.time_left.items():
+            value.copy_(state["time_left"][name])
+        self.load_terms_state_dict(state["terms"])

@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import torch
 
 from canter.core.errors import ConfigError
-from canter.managers.term import ManagerTerm, TermCfg, build_term, print_table
+from canter.core.validate import (
+    Validated,
+    fail,
+    require_at_least,
+    require_choice,
+    require_finite,
+    require_pair,
+)
+from canter.managers.term import TermCfg, TermManager, build_term, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,13 +29,20 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class NoiseCfg:
+class NoiseCfg(Validated):
     """Additive noise: uniform in [low, high], or gaussian with std (and zero mean)."""
 
     kind: Literal["uniform", "gaussian"] = "uniform"
     low: float = 0.0
     high: float = 0.0
     std: float = 0.0
+
+    def validate(self) -> None:
+        require_choice(self, "kind")
+        require_finite(self, "low", "high")
+        if not self.low <= self.high:
+            raise fail("high", f"must be >= low ({self.low}), got {self.high}")
+        require_at_least(self, "std", 0.0)
 
 
 def unoise(magnitude: float) -> NoiseCfg:
@@ -44,6 +59,14 @@ class ObsTermCfg(TermCfg):
     clip: tuple[float, float] | None = None
     scale: float | None = None
     history_length: int = 0
+
+    def validate(self) -> None:
+        super().validate()
+        if self.clip is not None:
+            require_pair(self, "clip", strict=True)
+        if self.scale is not None:
+            require_finite(self, "scale")
+        require_at_least(self, "history_length", 0, integer=True)
 
 
 @dataclass(kw_only=True)
@@ -63,11 +86,13 @@ class _Term:
         self.noise: torch.Tensor | None = None  # (num_envs, dim) float32 buffer the noise is drawn into
 
 
-class ObservationManager:
+class ObservationManager(TermManager):
+    """Stateful terms are tracked as "<group>/<term>" (a term may appear in several groups)."""
+
     def __init__(self, cfg: dict[str, ObsGroupCfg], env: ManagerBasedRLEnv, console: Console | None):
         if "policy" not in cfg:
             raise ConfigError("observations: a task needs a 'policy' observation group")
-        self.env = env
+        super().__init__("observation", env)
         self.cfg = cfg
         self.groups: dict[str, list[_Term]] = {}
         self.group_dims: dict[str, int] = {}
@@ -75,9 +100,8 @@ class ObservationManager:
         for group_name, group in cfg.items():
             terms: list[_Term] = []
             for name, term_cfg in group.terms.items():
-                if term_cfg.history_length < 0:
-                    raise ConfigError(f"observation term {name!r}: history_length must be >= 0")
                 func, params = build_term(f"observation[{group_name}]", name, term_cfg, env)
+                self._track(f"{group_name}/{name}", func)
                 value = func(env, **params)
                 if value.ndim != 2 or value.shape[0] != env.num_envs:
                     raise ConfigError(
@@ -145,21 +169,19 @@ class ObservationManager:
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self._fresh[env_ids] = True
-        for terms in self.groups.values():
-            for term in terms:
-                if isinstance(term.func, ManagerTerm):
-                    term.func.reset(env_ids)
+        self.reset_terms(env_ids)
 
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        state = {"fresh": self._fresh.clone()}
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"fresh": self._fresh.clone(), "terms": self.terms_state_dict()}
         for group, terms in self.groups.items():
             for term in terms:
                 if term.history is not None:
                     state[f"{group}/{term.name}/history"] = term.history.clone()
         return state
 
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+    def load_state_dict(self, state: dict[str, Any]) -> None:
         self._fresh.copy_(state["fresh"])
+        self.load_terms_state_dict(state["terms"])
         for group, terms in self.groups.items():
             for term in terms:
                 if term.history is not None:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from canter.core.errors import ConfigError
-from canter.managers.term import ManagerTerm, TermCfg, build_term, print_table
+from canter.core.validate import require_finite
+from canter.managers.term import TermCfg, TermManager, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -20,8 +22,12 @@ if TYPE_CHECKING:
 class RewardTermCfg(TermCfg):
     weight: float
 
+    def validate(self) -> None:
+        super().validate()
+        require_finite(self, "weight")
 
-class RewardManager:
+
+class RewardManager(TermManager):
     def __init__(
         self,
         cfg: dict[str, RewardTermCfg],
@@ -29,15 +35,13 @@ class RewardManager:
         console: Console | None,
         only_positive: bool = False,
     ):
-        self.env = env
+        super().__init__("reward", env)
         self.only_positive = only_positive
         self.names = list(cfg)
         self.weights = {name: float(term.weight) for name, term in cfg.items()}
         self._terms: list[tuple[Any, dict[str, Any]]] = []
         for name, term_cfg in cfg.items():
-            if not isinstance(term_cfg.weight, (int, float)):
-                raise ConfigError(f"reward term {name!r}: weight must be a number, got {term_cfg.weight!r}")
-            self._terms.append(build_term("reward", name, term_cfg, env))
+            self._terms.append(self._build(name, term_cfg))
         n = env.num_envs
         self.reward = torch.zeros(n, device=env.device)
         self.episode_sums = torch.zeros(len(self.names), n, device=env.device)
@@ -75,30 +79,28 @@ class RewardManager:
         means = self.episode_sums[:, env_ids].mean(dim=1) / self.env.max_episode_length_s
         logs = dict(zip(self._log_keys, means.unbind(0), strict=True))
         self.episode_sums[:, env_ids] = 0.0
-        for func, _ in self._terms:
-            if isinstance(func, ManagerTerm):
-                func.reset(env_ids)
+        self.reset_terms(env_ids)
         return logs
 
     def set_weight(self, name: str, weight: float) -> None:
         if name not in self.weights:
             raise ConfigError(f"reward term {name!r} does not exist (have: {', '.join(self.names)})")
+        if not math.isfinite(weight):
+            raise ConfigError(f"rewards.{name}.weight: must be finite, got {weight}")
         self.weights[name] = float(weight)
         self._active = [self.weights[n] != 0.0 for n in self.names]
         self._scale_cache = None
 
     def state_dict(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"episode_sums": self.episode_sums.clone(), "weights": dict(self.weights)}
-        for name, (func, _) in zip(self.names, self._terms, strict=True):
-            if isinstance(func, ManagerTerm):
-                state[f"term/{name}"] = {k: v.clone() for k, v in func.state_dict().items()}
-        return state
+        return {
+            "episode_sums": self.episode_sums.clone(),
+            "weights": dict(self.weights),
+            "terms": self.terms_state_dict(),
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.episode_sums.copy_(state["episode_sums"])
         self.weights.update(state["weights"])
         self._active = [self.weights[n] != 0.0 for n in self.names]
         self._scale_cache = None
-        for name, (func, _) in zip(self.names, self._terms, strict=True):
-            if isinstance(func, ManagerTerm):
-                func.load_state_dict(state[f"term/{name}"])
+        self.load_terms_state_dict(state["terms"])

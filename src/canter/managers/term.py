@@ -1,9 +1,16 @@
-"""What every manager shares: term configs, parameter validation, name resolution, start-up tables.
+"""What every manager shares: term configs, parameter validation, name resolution, the lifecycle of
+stateful terms, start-up tables.
 
 A term is a small function `(env, **params) -> Tensor`, or a `ManagerTerm` subclass for terms that
 keep state between steps (built once with `(cfg, env)`, then called like a function). Parameters
 are checked against the function's signature when the manager is built, and `Sel` parameters are
 resolved to index tensors then, so the step loop does no name lookups.
+
+Lifecycle (the same in all seven managers, through `TermManager`): a manager builds its terms with
+`_build` (or registers a term object with `_track`); every term that is `Stateful` (`ManagerTerm`,
+action terms, command terms) is then reset for the envs that start a new episode (the manager's
+`reset(env_ids)`), and saved and restored with the env (`state_dict()["terms"][name]`), so a
+checkpoint resumes it bit for bit.
 """
 
 from __future__ import annotations
@@ -17,7 +24,8 @@ import torch
 from rich.console import Console
 from rich.table import Table
 
-from canter.core.errors import ConfigError
+from canter.core.errors import CanterError, ConfigError
+from canter.core.validate import Validated, fail
 from canter.scene.entity import Sel
 
 if TYPE_CHECKING:
@@ -25,23 +33,21 @@ if TYPE_CHECKING:
 
 
 @dataclass(kw_only=True)
-class TermCfg:
+class TermCfg(Validated):
     """A term: `func` and the keyword parameters it is called with."""
 
     func: Callable[..., Any]
     params: dict[str, Any] = field(default_factory=dict)
 
+    def validate(self) -> None:
+        if not callable(self.func):
+            raise fail("func", f"must be callable, got {self.func!r}")
 
-class ManagerTerm:
-    """Base for stateful terms. Subclasses override `__call__` and, if they keep per-env state,
-    `reset(env_ids)` and `state_dict()` / `load_state_dict()` (tensors only)."""
 
-    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
-        self.cfg = cfg
-        self.env = env
-
-    def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> Any:
-        raise NotImplementedError
+class Stateful:
+    """A term that keeps per-env state between steps. Its manager calls `reset(env_ids)` when those
+    envs start a new episode and saves `state_dict()` (tensors only) with the env; the default
+    `load_state_dict` copies each tensor into the attribute of the same name."""
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Clear the state of the given envs at the start of their new episode."""
@@ -52,6 +58,62 @@ class ManagerTerm:
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for key, value in state.items():
             getattr(self, key).copy_(value)
+
+
+class ManagerTerm(Stateful):
+    """Base for stateful function-like terms (observation, reward, termination, event, curriculum).
+    Subclasses override `__call__` and, if they keep per-env state, the `Stateful` methods."""
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        self.cfg = cfg
+        self.env = env
+
+    def __call__(self, env: ManagerBasedRLEnv, **params: Any) -> Any:
+        raise NotImplementedError
+
+
+class TermManager:
+    """What the seven managers share: building terms and the lifecycle of the stateful ones.
+
+    `kind` names the manager in errors ("reward", "observation[policy]", ...).
+    """
+
+    def __init__(self, kind: str, env: ManagerBasedRLEnv):
+        self.kind = kind
+        self.env = env
+        self._stateful: dict[str, Stateful] = {}
+
+    def _build(self, name: str, cfg: TermCfg, leading: int = 1, key: str | None = None) -> tuple[Callable[..., Any], dict[str, Any]]:
+        """`build_term` for this manager; a stateful term is tracked under `key` (default: name)."""
+        func, params = build_term(self.kind, name, cfg, self.env, leading)
+        self._track(key or name, func)
+        return func, params
+
+    def _track(self, key: str, term: Any) -> None:
+        """Track `term` under `key` if it keeps state (a `Stateful`)."""
+        if isinstance(term, Stateful):
+            if key in self._stateful:
+                raise ConfigError(f"{self.kind}: two stateful terms named {key!r}")
+            self._stateful[key] = term
+
+    def reset_terms(self, env_ids: torch.Tensor) -> None:
+        """Reset the stateful terms for the envs `env_ids` (num_resets,) long."""
+        for term in self._stateful.values():
+            term.reset(env_ids)
+
+    def terms_state_dict(self) -> dict[str, dict[str, torch.Tensor]]:
+        """Copies of every stateful term's state, by term key."""
+        return {key: {k: v.clone() for k, v in term.state_dict().items()} for key, term in self._stateful.items()}
+
+    def load_terms_state_dict(self, state: dict[str, dict[str, torch.Tensor]]) -> None:
+        """Restore `terms_state_dict()`; a term missing from `state` is an error (another config)."""
+        for key, term in self._stateful.items():
+            if key not in state:
+                raise CanterError(
+                    f"the saved env state has no state for {self.kind} term {key!r} "
+                    "(it was saved with a different task config)"
+                )
+            term.load_state_dict(state[key])
 
 
 def _callable_signature(func: Callable[..., Any]) -> inspect.Signature:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from canter.core.errors import ConfigError
-from canter.managers.term import TermCfg, build_term, print_table
+from canter.managers.term import TermCfg, TermManager, print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -21,14 +21,14 @@ class TerminationTermCfg(TermCfg):
     time_out: bool = False  # True: the episode is cut short, not ended (the value is bootstrapped)
 
 
-class TerminationManager:
+class TerminationManager(TermManager):
     def __init__(self, cfg: dict[str, TerminationTermCfg], env: ManagerBasedRLEnv, console: Console | None):
         if not any(term.time_out for term in cfg.values()):
             raise ConfigError("terminations: a task needs a time-out term (time_out=True) so episodes end")
-        self.env = env
+        super().__init__("termination", env)
         self.names = list(cfg)
         self.time_out = [cfg[name].time_out for name in self.names]
-        self._terms = [build_term("termination", name, term, env) for name, term in cfg.items()]
+        self._terms = [self._build(name, term) for name, term in cfg.items()]
         n = env.num_envs
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.truncated = torch.zeros(n, dtype=torch.bool, device=env.device)
@@ -59,12 +59,13 @@ class TerminationManager:
         return self.terminated, self.truncated
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Fraction of the resetting envs ended by each term."""
+        """Fraction of the resetting envs ended by each term; resets the stateful terms for them."""
         fractions = self.term_dones[:, env_ids].float().mean(dim=1)
+        self.reset_terms(env_ids)
         return dict(zip(self._log_keys, fractions.unbind(0), strict=True))
 
     def state_dict(self) -> dict[str, Any]:
-        return {}
+        return {"terms": self.terms_state_dict()}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        pass
+        self.load_terms_state_dict(state["terms"])

@@ -1,11 +1,33 @@
-"""Reusable task terms. Import as `from canter import mdp` and use `mdp.joint_pos_rel`, ..."""
+"""Reusable task terms, every kind in one place. Import as `from canter import mdp` and use
+`mdp.joint_pos_rel`, ...
 
-from canter.mdp.events import (
-    push_by_setting_velocity,
-    randomize_body_mass,
-    randomize_geom_friction,
-    reset_joints_by_offset,
-    reset_root_state_uniform,
+actions.py (joint action terms), commands.py (command terms), observations.py, rewards.py,
+terminations.py, events.py (resets, pushes), randomization.py (domain randomization),
+locomotion.py (contacts, torques, air time, command curriculum), terrain.py (terrain resets, height
+scan, terrain curriculum), controller_action.py (the quadruped controller as an action term, and
+the observation terms that read it).
+"""
+
+from canter.mdp.actions import JointAction, JointActionCfg, joint_effort_action, joint_position_action
+from canter.mdp.commands import (
+    ConstantVelocityCommand,
+    ConstantVelocityCommandCfg,
+    UniformVelocityCommand,
+    UniformVelocityCommandCfg,
+)
+from canter.mdp.events import push_by_setting_velocity, reset_joints_by_offset, reset_root_state_uniform
+from canter.mdp.locomotion import (
+    FeetAirTime,
+    JointAccL2,
+    JointTorquesL2,
+    base_height_l2,
+    body_mass,
+    command_velocity_curriculum,
+    contact_states,
+    geom_friction,
+    illegal_contact,
+    undesired_contacts,
+    velocity_tracking_errors,
 )
 from canter.mdp.observations import (
     base_ang_vel,
@@ -58,23 +80,40 @@ from canter.mdp.terminations import (
 from canter.mdp.terrain import HeightScan, reset_root_state_from_terrain, terrain_levels
 
 __all__ = [
+    "ConstantVelocityCommand",
+    "ConstantVelocityCommandCfg",
+    "FeetAirTime",
     "HeightScan",
+    "JointAccL2",
+    "JointAction",
+    "JointActionCfg",
+    "JointTorquesL2",
+    "UniformVelocityCommand",
+    "UniformVelocityCommandCfg",
     "action_l2",
     "action_rate_l2",
     "ang_vel_xy_l2",
     "bad_orientation",
     "base_ang_vel",
+    "base_height_l2",
     "base_lin_vel",
+    "body_mass",
+    "command_velocity_curriculum",
+    "contact_states",
     "flat_orientation_l2",
     "generated_commands",
+    "geom_friction",
+    "illegal_contact",
     "is_alive",
     "is_terminated",
+    "joint_effort_action",
     "joint_pos",
     "joint_pos_limit_normalized",
     "joint_pos_limits",
     "joint_pos_out_of_manual_limit",
     "joint_pos_rel",
     "joint_pos_target_l2",
+    "joint_position_action",
     "joint_power_l1",
     "joint_vel",
     "joint_vel_l1",
@@ -86,10 +125,8 @@ __all__ = [
     "randomization_summary",
     "randomize_action_delay",
     "randomize_added_mass",
-    "randomize_body_mass",
     "randomize_com_offset",
     "randomize_friction",
-    "randomize_geom_friction",
     "randomize_inertia_scale",
     "randomize_motor_strength",
     "randomize_pd_gains",
@@ -106,4 +143,6 @@ __all__ = [
     "time_out",
     "track_ang_vel_z_exp",
     "track_lin_vel_xy_exp",
+    "undesired_contacts",
+    "velocity_tracking_errors",
 ]

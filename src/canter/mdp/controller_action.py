@@ -32,6 +32,7 @@ from canter.control.kinematics import RobotState, bind_fields, read_state
 from canter.control.robot import Quadruped, QuadrupedCfg
 from canter.core.errors import ConfigError
 from canter.core.math import yaw_from_quat
+from canter.core.validate import fail, require_at_least, require_finite
 from canter.managers.action import ActionTerm, ActionTermCfg
 
 if TYPE_CHECKING:
@@ -43,15 +44,16 @@ ACTION_DIM = 15
 @dataclass(kw_only=True)
 class QuadrupedControllerActionCfg(ActionTermCfg):
     """physics_steps_per_tick: physics steps per controller tick (controller rate = physics rate / this).
-    velocity: commanded (vx, vy) in the heading frame, m/s, and yaw rate, rad/s. heading: the
-    trunk's target yaw, rad (None: the yaw it has after each reset)."""
+    command_name: the command term (canter.mdp.commands) that gives the commanded (vx, vy) in the
+    heading frame, m/s, and yaw rate, rad/s: (num_envs, 3). heading: the trunk's target yaw, rad
+    (None: the yaw it has after each reset)."""
 
     clip: tuple[float, float] | None = (-1.0, 1.0)
     physics_steps_per_tick: int = 2
     controller: LowLevelCfg = field(default_factory=LowLevelCfg)
     heuristic: HeuristicCfg = field(default_factory=HeuristicCfg)
     quadruped: QuadrupedCfg = field(default_factory=QuadrupedCfg)
-    velocity: tuple[float, float, float] = (0.5, 0.0, 0.0)
+    command_name: str = "base_velocity"
     heading: float | None = 0.0
     heuristic_base: bool = True
     acc_lin_scale: tuple[float, float, float] = (2.0, 2.0, 4.0)
@@ -59,12 +61,17 @@ class QuadrupedControllerActionCfg(ActionTermCfg):
     phase_speed_scale: float = 0.5
     foothold_scale: float = 0.15
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.physics_steps_per_tick < 1:
-            raise ConfigError(f"actions.physics_steps_per_tick: must be >= 1, got {self.physics_steps_per_tick}")
-        if self.foothold_scale < 0 or self.phase_speed_scale < 0:
-            raise ConfigError("actions.foothold_scale/phase_speed_scale: must be >= 0")
+    def validate(self) -> None:
+        super().validate()
+        require_at_least(self, "physics_steps_per_tick", 1, integer=True)
+        require_at_least(self, "foothold_scale", 0.0)
+        require_at_least(self, "phase_speed_scale", 0.0)
+        if self.heading is not None:
+            require_finite(self, "heading")
+        for name in ("acc_lin_scale", "acc_ang_scale"):
+            values = getattr(self, name)
+            if len(values) != 3 or not all(isinstance(v, (int, float)) and v >= 0 for v in values):
+                raise fail(name, f"need three numbers >= 0, got {values}")
 
     def build(self, name: str, env: ManagerBasedRLEnv) -> ActionTerm:
         return QuadrupedControllerAction(name, self, env)
@@ -77,12 +84,18 @@ class QuadrupedControllerAction(ActionTerm):
     QP solve and in the whole controller (for benchmarks on the CPU; a host clock, no device sync).
     """
 
+    cfg: QuadrupedControllerActionCfg
+
     def __init__(self, name: str, cfg: QuadrupedControllerActionCfg, env: ManagerBasedRLEnv):
+        super().__init__(name, cfg, env)
         if not env.scene.has_free_root:
             raise ConfigError("QuadrupedControllerAction: the model needs a floating base (a free root joint)")
-        self.name = name
-        self.cfg = cfg
-        self.env = env
+        command = env.command_manager.get_command(cfg.command_name)
+        if command.shape != (env.num_envs, 3):
+            raise ConfigError(
+                f"actions.{name}.command_name: command {cfg.command_name!r} must be (num_envs, 3) "
+                f"(vx, vy, wz), got {tuple(command.shape)}"
+            )
         self.action_dim = ACTION_DIM
         self.physics_steps_per_tick = cfg.physics_steps_per_tick
         self.dt = cfg.physics_steps_per_tick * env.sim.timestep
@@ -93,7 +106,6 @@ class QuadrupedControllerAction(ActionTerm):
         if (sim.model.actuator_biastype != 0).any() or not (gear == 1.0).all():
             raise ConfigError("QuadrupedControllerAction: actuators must be torque motors (spec edit motor_actuators)")
         self.controller = LowLevelController(cfg.controller, self.robot, env.num_envs, device, dtype)
-        self.command = torch.tensor(cfg.velocity, dtype=dtype, device=device).expand(env.num_envs, 3)
         self.heading = torch.zeros(env.num_envs, dtype=dtype, device=device)
         self.acc_lin_scale = torch.tensor(cfg.acc_lin_scale, dtype=dtype, device=device)
         self.acc_ang_scale = torch.tensor(cfg.acc_ang_scale, dtype=dtype, device=device)
@@ -102,6 +114,12 @@ class QuadrupedControllerAction(ActionTerm):
         self.solver_seconds = 0.0
         self.controller_seconds = 0.0
         self.reset(torch.arange(env.num_envs, device=device))
+
+    @property
+    def command(self) -> torch.Tensor:
+        """(num_envs, 3) the commanded (vx, vy) in the heading frame, m/s, and yaw rate, rad/s, in the
+        sim dtype: read from the command manager's term `cfg.command_name`."""
+        return self.env.command_manager.get_command(self.cfg.command_name).to(self.env.sim.dtype)
 
     def _ground(self, xy: torch.Tensor) -> torch.Tensor:
         terrain = self.env.terrain
@@ -122,7 +140,8 @@ class QuadrupedControllerAction(ActionTerm):
         cfg, robot, controller = self.cfg, self.robot, self.controller
         yaw = yaw_from_quat(state.quat)
         action = action.to(state.root_pos.dtype)
-        velocity_w = yaw_frame_to_world(self.command[:, 0:2], yaw)
+        command = self.command
+        velocity_w = yaw_frame_to_world(command[:, 0:2], yaw)
         offsets = yaw_frame_to_world(action[:, 7:15].reshape(-1, 4, 2) * cfg.foothold_scale, yaw)
         xy = self.nominal_footholds(state) + offsets
         footholds = torch.cat((xy, (self._ground(xy) + robot.cfg.foot_radius)[..., None]), dim=-1)
@@ -130,7 +149,7 @@ class QuadrupedControllerAction(ActionTerm):
         acc_ang = _heading_to_world(action[:, 3:6] * self.acc_ang_scale, yaw)
         if cfg.heuristic_base:
             ground_z = ground_height_under(state, controller.stance, footholds, robot)
-            base_lin, base_ang = body_feedback(state, velocity_w, self.command[:, 2], self.heading, ground_z, cfg.heuristic)
+            base_lin, base_ang = body_feedback(state, velocity_w, command[:, 2], self.heading, ground_z, cfg.heuristic)
             acc_lin, acc_ang = acc_lin + base_lin, acc_ang + base_ang
         speed = 1.0 + cfg.phase_speed_scale * action[:, 6]
         return Targets(acc_lin=acc_lin, acc_ang=acc_ang, phase_speed=speed, footholds=footholds)

@@ -1,7 +1,6 @@
-"""Event terms `(env, env_ids, **params)`: initial-state sampling, domain randomization, pushes.
-
-Randomization writes per-env model fields through `sim.expand()`, which both backends provide, and
-draws from the env's generator, so the same seed gives the same randomization.
+"""Event terms `(env, env_ids, **params)`: initial-state sampling and pushes. Domain randomization
+(friction, masses, gains, ...) lives in canter.mdp.randomization. All draws come from the env's
+generator, so the same seed gives the same events.
 """
 
 from __future__ import annotations
@@ -66,35 +65,6 @@ def reset_root_state_uniform(
     env.sim.qpos[env_ids, 0:3] = pos
     env.sim.qpos[env_ids, 3:7] = quat
     env.sim.qvel[env_ids, 0:6] = _uniform(env, (n, 6), velocity_range)
-
-
-def randomize_body_mass(
-    env: ManagerBasedRLEnv,
-    env_ids: torch.Tensor,
-    bodies: Resolved,
-    scale_range: tuple[float, float] = (1.0, 1.0),
-    add_range: tuple[float, float] = (0.0, 0.0),
-) -> None:
-    """mass = nominal * U(scale_range) + U(add_range), inertia scaled with the mass; then the
-    model constants MuJoCo derives from masses are recomputed for those envs."""
-    nominal_mass = env.scene.model_field("body_mass")[bodies.ids]
-    nominal_inertia = env.scene.model_field("body_inertia")[bodies.ids]
-    shape = (env_ids.numel(), bodies.count)
-    mass = nominal_mass * _uniform(env, shape, scale_range) + _uniform(env, shape, add_range)
-    mass = mass.clamp_min(1e-4)
-    ratio = mass / nominal_mass.clamp_min(1e-9)
-    env.sim.expand("body_mass")[env_ids[:, None], bodies.ids[None, :]] = mass
-    env.sim.expand("body_inertia")[env_ids[:, None], bodies.ids[None, :]] = nominal_inertia * ratio[..., None]
-    env.sim.set_const(env_ids)
-
-
-def randomize_geom_friction(
-    env: ManagerBasedRLEnv, env_ids: torch.Tensor, geoms: Resolved, friction_range: tuple[float, float]
-) -> None:
-    """Sliding friction of the selected geoms drawn from U(friction_range), one value per env."""
-    value = _uniform(env, (env_ids.numel(), 1), friction_range).expand(-1, geoms.count)
-    friction = env.sim.expand("geom_friction")
-    friction[env_ids[:, None], geoms.ids[None, :], 0] = value
 
 
 def push_by_setting_velocity(

@@ -133,7 +133,7 @@ def command_velocity_curriculum(
     """Widen the forward-velocity command range by `step` (up to max_lin_vel_x) each time the
     resetting envs tracked well: their mean episode sum of `reward_term` exceeds `threshold` of its
     best possible value (weight * episode length). Returns the current upper bound (logged)."""
-    term = env.command_manager.terms[command_name]
+    term = env.command_manager.term(command_name)
     cfg = term.cfg
     index = env.reward_manager.names.index(reward_term)
     weight = env.reward_manager.weights[reward_term]

@@ -1,7 +1,8 @@
 """Typed configs of the policy network and of the on-policy learning algorithm.
 
 Defaults are the values legged_gym / rsl_rl users know. Each config validates itself at construction
-and raises ConfigError naming the offending field. `ppo_cfg()` and `a2c_cfg()` return fresh configs.
+(canter.core.validate) and raises ConfigError naming the offending field. `ppo_cfg()` and
+`a2c_cfg()` return fresh configs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Literal
 
-from canter.core.errors import ConfigError
+from canter.core.validate import (
+    Validated,
+    fail,
+    require_at_least,
+    require_choice,
+    require_in_range,
+    require_positive,
+)
 
 Activation = Literal["elu", "relu", "tanh"]
 NoiseStdType = Literal["scalar", "log"]
@@ -20,23 +28,8 @@ BetaSchedule = Literal["exponential", "linear"]
 Schedule = Literal["adaptive", "fixed"]
 
 
-def _check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ConfigError(f"{field}: {value!r} is not one of {', '.join(repr(c) for c in choices)}")
-
-
-def _check_positive(field: str, value: float) -> None:
-    if not value > 0:
-        raise ConfigError(f"{field}: must be > 0, got {value}")
-
-
-def _check_unit_interval(field: str, value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise ConfigError(f"{field}: must be in [0, 1], got {value}")
-
-
 @dataclass(kw_only=True)
-class CnnCfg:
+class CnnCfg(Validated):
     """The convolutional encoder of each image observation group (see canter.rl.encoders).
 
     channels, kernel_sizes, strides: one entry per conv layer (no padding); the defaults are the
@@ -53,23 +46,23 @@ class CnnCfg:
     activation: Activation = "relu"
     shared: bool = True
 
-    def __post_init__(self) -> None:
-        layers = {len(self.channels), len(self.kernel_sizes), len(self.strides)}
-        if len(layers) != 1 or not self.channels:
-            raise ConfigError("policy.cnn: channels, kernel_sizes and strides need one entry per layer "
-                              f"(got {len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)})")
+    config_name = "policy.cnn"
+
+    def validate(self) -> None:
+        if len({len(self.channels), len(self.kernel_sizes), len(self.strides)}) != 1 or not self.channels:
+            raise fail("channels", "channels, kernel_sizes and strides need one entry per layer (got "
+                       f"{len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)})")
         for name in ("channels", "kernel_sizes", "strides"):
             values = tuple(getattr(self, name))
-            if any(int(v) != v or v < 1 for v in values):
-                raise ConfigError(f"policy.cnn.{name}: every entry must be a positive int, got {values}")
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+                raise fail(name, f"every entry must be a positive int, got {values}")
             setattr(self, name, values)
-        if self.output_dim < 1:
-            raise ConfigError(f"policy.cnn.output_dim: must be >= 1, got {self.output_dim}")
-        _check_choice("policy.cnn.activation", self.activation, ("elu", "relu", "tanh"))
+        require_at_least(self, "output_dim", 1, integer=True)
+        require_choice(self, "activation")
 
 
 @dataclass(kw_only=True)
-class PolicyCfg:
+class PolicyCfg(Validated):
     """The actor-critic network.
 
     actor_hidden_dims, critic_hidden_dims: widths of the hidden layers of each MLP.
@@ -102,32 +95,28 @@ class PolicyCfg:
     image_obs_groups: tuple[str, ...] = ()
     cnn: CnnCfg = dataclass_field(default_factory=CnnCfg)
 
-    def __post_init__(self) -> None:
+    config_name = "policy"
+
+    def validate(self) -> None:
         self.image_obs_groups = tuple(self.image_obs_groups)
         for field in ("actor_hidden_dims", "critic_hidden_dims"):
             dims = tuple(getattr(self, field))
-            if any(int(d) != d or d < 1 for d in dims):
-                raise ConfigError(f"policy.{field}: every width must be a positive int, got {dims}")
+            if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
+                raise fail(field, f"every width must be a positive int, got {dims}")
             setattr(self, field, dims)
-        _check_choice("policy.activation", self.activation, ("elu", "relu", "tanh"))
-        _check_positive("policy.init_noise_std", self.init_noise_std)
-        _check_choice("policy.noise_std_type", self.noise_std_type, ("scalar", "log"))
-        _check_choice("policy.rnn_type", self.rnn_type, ("none", "gru", "lstm"))
-        if self.rnn_hidden_dim < 1:
-            raise ConfigError(f"policy.rnn_hidden_dim: must be >= 1, got {self.rnn_hidden_dim}")
-        if self.rnn_num_layers < 1:
-            raise ConfigError(f"policy.rnn_num_layers: must be >= 1, got {self.rnn_num_layers}")
+        require_choice(self, "activation", "noise_std_type", "rnn_type")
+        require_positive(self, "init_noise_std")
+        require_at_least(self, "rnn_hidden_dim", 1, integer=True)
+        require_at_least(self, "rnn_num_layers", 1, integer=True)
         for field in ("actor_obs_groups", "critic_obs_groups"):
             groups = tuple(getattr(self, field))
             if not groups or len(set(groups)) != len(groups):
-                raise ConfigError(
-                    f"policy.{field}: must be a non-empty tuple of distinct names, got {groups}"
-                )
+                raise fail(field, f"must be a non-empty tuple of distinct names, got {groups}")
             setattr(self, field, groups)
 
 
 @dataclass(kw_only=True)
-class DaggerCfg:
+class DaggerCfg(Validated):
     """DAgger (Ross, Gordon & Bagnell 2011) and teacher-student distillation (its β = 0 case).
 
     At iteration i the env is driven by the expert with probability β_i and by the student otherwise,
@@ -148,17 +137,16 @@ class DaggerCfg:
     beta_decay_iterations: int = 50
     dataset_size: int = 100_000
 
-    def __post_init__(self) -> None:
-        _check_choice("algo.dagger.beta_schedule", self.beta_schedule, ("exponential", "linear"))
-        _check_unit_interval("algo.dagger.beta_initial", self.beta_initial)
-        _check_unit_interval("algo.dagger.beta_decay", self.beta_decay)
-        _check_unit_interval("algo.dagger.beta_min", self.beta_min)
+    config_name = "algo.dagger"
+
+    def validate(self) -> None:
+        require_choice(self, "beta_schedule")
+        for name in ("beta_initial", "beta_decay", "beta_min"):
+            require_in_range(self, name, 0.0, 1.0)
         if self.beta_min > self.beta_initial:
-            raise ConfigError(f"algo.dagger.beta_min: must be <= beta_initial ({self.beta_initial}), got {self.beta_min}")
-        if int(self.beta_decay_iterations) != self.beta_decay_iterations or self.beta_decay_iterations < 1:
-            raise ConfigError(f"algo.dagger.beta_decay_iterations: must be an int >= 1, got {self.beta_decay_iterations}")
-        if int(self.dataset_size) != self.dataset_size or self.dataset_size < 1:
-            raise ConfigError(f"algo.dagger.dataset_size: must be an int >= 1, got {self.dataset_size}")
+            raise fail("beta_min", f"must be <= beta_initial ({self.beta_initial}), got {self.beta_min}")
+        require_at_least(self, "beta_decay_iterations", 1, integer=True)
+        require_at_least(self, "dataset_size", 1, integer=True)
 
     def beta(self, iteration: int) -> float:
         """β of iteration `iteration` (0-based): the probability that the expert drives a step."""
@@ -169,7 +157,7 @@ class DaggerCfg:
 
 
 @dataclass(kw_only=True)
-class AlgoCfg:
+class AlgoCfg(Validated):
     """The on-policy algorithm (PPO or A2C), its rollout length and its optimizer.
 
     algo: "ppo" (clipped surrogate, several epochs of minibatches) or "a2c" (one gradient step on the
@@ -211,36 +199,31 @@ class AlgoCfg:
     compile: bool = False
     dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
 
-    def __post_init__(self) -> None:
-        _check_choice("algo.algo", self.algo, ("ppo", "a2c", "dagger"))
+    config_name = "algo"
+
+    def validate(self) -> None:
+        require_choice(self, "algo", "schedule")
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
-            value = getattr(self, field)
-            if int(value) != value or value < 1:
-                raise ConfigError(f"algo.{field}: must be an int >= 1, got {value}")
-        _check_positive("algo.clip_param", self.clip_param)
-        if self.value_loss_coef < 0:
-            raise ConfigError(f"algo.value_loss_coef: must be >= 0, got {self.value_loss_coef}")
-        if self.entropy_coef < 0:
-            raise ConfigError(f"algo.entropy_coef: must be >= 0, got {self.entropy_coef}")
-        _check_unit_interval("algo.gamma", self.gamma)
-        _check_unit_interval("algo.lam", self.lam)
-        _check_choice("algo.schedule", self.schedule, ("adaptive", "fixed"))
-        _check_positive("algo.learning_rate", self.learning_rate)
-        _check_positive("algo.desired_kl", self.desired_kl)
-        _check_positive("algo.min_learning_rate", self.min_learning_rate)
+            require_at_least(self, field, 1, integer=True)
+        require_positive(self, "clip_param", "learning_rate", "desired_kl", "min_learning_rate", "max_grad_norm")
+        require_at_least(self, "value_loss_coef", 0.0)
+        require_at_least(self, "entropy_coef", 0.0)
+        require_in_range(self, "gamma", 0.0, 1.0)
+        require_in_range(self, "lam", 0.0, 1.0)
+        require_positive(self, "max_learning_rate")
         if self.max_learning_rate < self.min_learning_rate:
-            raise ConfigError(
-                f"algo.max_learning_rate: must be >= min_learning_rate ({self.min_learning_rate}), "
-                f"got {self.max_learning_rate}"
+            raise fail(
+                "max_learning_rate",
+                f"must be >= min_learning_rate ({self.min_learning_rate}), got {self.max_learning_rate}",
             )
         if self.schedule == "adaptive" and not (
             self.min_learning_rate <= self.learning_rate <= self.max_learning_rate
         ):
-            raise ConfigError(
-                f"algo.learning_rate: with the adaptive schedule it must lie in "
-                f"[{self.min_learning_rate}, {self.max_learning_rate}], got {self.learning_rate}"
+            raise fail(
+                "learning_rate",
+                f"with the adaptive schedule it must lie in [{self.min_learning_rate}, {self.max_learning_rate}], "
+                f"got {self.learning_rate}",
             )
-        _check_positive("algo.max_grad_norm", self.max_grad_norm)
 
 
 def ppo_cfg() -> AlgoCfg:

@@ -22,8 +22,9 @@ from typing import Any
 import torch
 
 from canter.core.device import torch_threads
-from canter.core.errors import CanterError, ConfigError
+from canter.core.errors import CanterError
 from canter.core.profiling import section
+from canter.core.validate import Validated, require_at_least, require_positive
 from canter.envs.vec_env import VecEnv
 from canter.rl import distributed
 from canter.rl.algorithm import OnPolicyAlgorithm
@@ -36,7 +37,7 @@ CHECKPOINT = "checkpoint.pt"
 
 
 @dataclass(kw_only=True)
-class RunnerCfg:
+class RunnerCfg(Validated):
     """The agent: policy, algorithm and the training loop's knobs.
 
     max_iterations: iterations of (rollout + update) to reach; max_time_s: stop earlier after this
@@ -54,13 +55,15 @@ class RunnerCfg:
     rollout_threads: int = 0
     learn_threads: int = 0
 
-    def __post_init__(self) -> None:
-        if self.max_iterations < 1:
-            raise ConfigError(f"max_iterations: must be >= 1, got {self.max_iterations}")
-        if self.save_interval < 1:
-            raise ConfigError(f"save_interval: must be >= 1, got {self.save_interval}")
-        if self.max_time_s is not None and not self.max_time_s > 0:
-            raise ConfigError(f"max_time_s: must be > 0, got {self.max_time_s}")
+    config_name = "agent"
+
+    def validate(self) -> None:
+        require_at_least(self, "max_iterations", 1, integer=True)
+        require_at_least(self, "save_interval", 1, integer=True)
+        if self.max_time_s is not None:
+            require_positive(self, "max_time_s")
+        require_at_least(self, "rollout_threads", 0, integer=True)
+        require_at_least(self, "learn_threads", 0, integer=True)
 
 
 class OnPolicyRunner:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from canter.core.errors import ConfigError
+from canter.core.validate import Validated, require_at_least, require_choice, require_positive
 
 Backend = Literal["cpu", "warp"]
 SensorStage = Literal["lagged", "current"]
 
 
 @dataclass(kw_only=True)
-class SimCfg:
+class SimCfg(Validated):
     """How the physics runs.
 
     backend: "cpu" steps MuJoCo's C engine in batches on a C++ thread pool (mujoco.batch.Batch);
@@ -35,12 +35,13 @@ class SimCfg:
     nconmax: int | None = None
     njmax: int | None = None
 
-    def __post_init__(self) -> None:
-        if self.backend not in ("cpu", "warp"):
-            raise ConfigError(f"sim.backend: {self.backend!r} is not one of 'cpu', 'warp'")
-        if self.timestep is not None and not self.timestep > 0:
-            raise ConfigError(f"sim.timestep: must be > 0, got {self.timestep}")
-        if self.num_threads < 0:
-            raise ConfigError(f"sim.num_threads: must be >= 0, got {self.num_threads}")
-        if self.sensor_stage not in ("lagged", "current"):
-            raise ConfigError(f"sim.sensor_stage: {self.sensor_stage!r} is not one of 'lagged', 'current'")
+    config_name = "sim"
+
+    def validate(self) -> None:
+        require_choice(self, "backend", "sensor_stage")
+        if self.timestep is not None:
+            require_positive(self, "timestep")
+        require_at_least(self, "num_threads", 0, integer=True)
+        for name in ("nconmax", "njmax"):
+            if getattr(self, name) is not None:
+                require_at_least(self, name, 1, integer=True)

@@ -8,12 +8,33 @@ from canter.terrains.config import (
     rough_terrain_cfg,
     stepping_stones_terrain_cfg,
     stone_rows_terrain_cfg,
+    sub_terrain_mix,
 )
 from canter.terrains.generator import TerrainMap, column_types, generate_terrain
+from canter.terrains.sub_terrains import (
+    Block,
+    FlatCfg,
+    ObstaclesCfg,
+    RoughCfg,
+    SlopeCfg,
+    StairsCfg,
+    SteppingStonesCfg,
+    StoneRowsCfg,
+    SubTerrainCfg,
+)
 from canter.terrains.terrain import Terrain
 
 __all__ = [
     "SUB_TERRAIN_TYPES",
+    "Block",
+    "FlatCfg",
+    "ObstaclesCfg",
+    "RoughCfg",
+    "SlopeCfg",
+    "StairsCfg",
+    "SteppingStonesCfg",
+    "StoneRowsCfg",
+    "SubTerrainCfg",
     "Terrain",
     "TerrainCfg",
     "TerrainMap",
@@ -23,4 +44,5 @@ __all__ = [
     "rough_terrain_cfg",
     "stepping_stones_terrain_cfg",
     "stone_rows_terrain_cfg",
+    "sub_terrain_mix",
 ]

@@ -1,57 +1,81 @@
-"""Terrain configuration: the sub-terrain grid, its heightfield resolution and per-type parameters.
-
-Parameters named `*_range` that depend on difficulty hold (value at difficulty 0, value at
-difficulty 1); a sub-terrain of difficulty d uses lo + d * (hi - lo). Units are metres unless noted.
+"""Terrain configuration: the sub-terrain grid, its heightfield resolution, and a typed config per
+sub-terrain type (canter.terrains.sub_terrains), each validating its own fields. Units are metres.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from canter.core.errors import ConfigError
-
-# column order of the types when proportions are laid out over the columns
-SUB_TERRAIN_TYPES: tuple[str, ...] = (
-    "flat",
-    "rough",
-    "slope_up",
-    "slope_down",
-    "stairs_up",
-    "stairs_down",
-    "obstacles",
-    "stepping_stones",
-    "stone_rows",
+from canter.core.validate import (
+    FieldError,
+    Validated,
+    fail,
+    require_at_least,
+    require_choice,
+    require_positive,
+)
+from canter.terrains.sub_terrains import (
+    FlatCfg,
+    ObstaclesCfg,
+    RoughCfg,
+    SlopeCfg,
+    StairsCfg,
+    SteppingStonesCfg,
+    StoneRowsCfg,
+    SubTerrainCfg,
 )
 
+# the standard sub-terrains by name, in the column order `sub_terrain_mix` lays them out in
+STANDARD_SUB_TERRAINS: dict[str, Callable[[], SubTerrainCfg]] = {
+    "flat": FlatCfg,
+    "rough": RoughCfg,
+    "slope_up": SlopeCfg,
+    "slope_down": lambda: SlopeCfg(inverted=True),
+    "stairs_up": StairsCfg,
+    "stairs_down": lambda: StairsCfg(inverted=True),
+    "obstacles": ObstaclesCfg,
+    "stepping_stones": SteppingStonesCfg,
+    "stone_rows": StoneRowsCfg,
+}
+SUB_TERRAIN_TYPES: tuple[str, ...] = tuple(STANDARD_SUB_TERRAINS)
 
-def _default_proportions() -> dict[str, float]:
-    return {
-        "flat": 0.1,
-        "rough": 0.1,
-        "slope_up": 0.1,
-        "slope_down": 0.1,
-        "stairs_up": 0.15,
-        "stairs_down": 0.15,
-        "obstacles": 0.15,
-        "stepping_stones": 0.15,
-    }
+
+def sub_terrain_mix(**proportions: float) -> dict[str, SubTerrainCfg]:
+    """Standard sub-terrains with default parameters and the given proportions, in the order of
+    SUB_TERRAIN_TYPES, e.g. `sub_terrain_mix(flat=0.2, stairs_up=0.8)`."""
+    unknown = sorted(set(proportions) - set(SUB_TERRAIN_TYPES))
+    if unknown:
+        raise fail("sub_terrains", f"unknown type(s) {', '.join(unknown)} (have: {', '.join(SUB_TERRAIN_TYPES)})")
+    mix: dict[str, SubTerrainCfg] = {}
+    for name in SUB_TERRAIN_TYPES:
+        if name in proportions:
+            mix[name] = dataclasses.replace(STANDARD_SUB_TERRAINS[name](), proportion=proportions[name])
+    return mix
+
+
+def _default_sub_terrains() -> dict[str, SubTerrainCfg]:
+    return sub_terrain_mix(
+        flat=0.1, rough=0.1, slope_up=0.1, slope_down=0.1,
+        stairs_up=0.15, stairs_down=0.15, obstacles=0.15, stepping_stones=0.15,
+    )
 
 
 @dataclass(kw_only=True)
-class TerrainCfg:
+class TerrainCfg(Validated):
     """The ground robots walk on.
 
     kind: "generator" builds one MuJoCo heightfield covering a num_rows x num_cols grid of
-        sub-terrains (rows: difficulty 0..1 increasing with the row; columns: terrain type, laid out
-        by `proportions`) plus a flat border; "plane" keeps the model's flat floor (no heightfield,
-        every origin at 0) so flat tasks pay nothing.
+        sub-terrains (rows: difficulty 0..1 increasing with the row; columns: the sub-terrains of
+        `sub_terrains`, in its order, by their proportions) plus a flat border; "plane" keeps the
+        model's flat floor (no heightfield, every origin at 0) so flat tasks pay nothing.
     size: (x, y) extent of one sub-terrain; horizontal_scale: metres between heightfield points.
     vertical_range: (low, high) every height is clipped to, m; low <= 0 <= high.
     base_thickness: depth of the solid slab under the heightfield's lowest point (MuJoCo size[3]).
     border_width: flat ring at height 0 around the grid.
-    proportions: relative share of the columns per type (see SUB_TERRAIN_TYPES); zero to omit a type.
+    sub_terrains: the sub-terrain types by name, each a typed config with its `proportion`.
     platform_width: flat square at the centre of pyramids, obstacles and stepping stones (the spawn).
     curriculum: True: rows ordered by difficulty, columns by type, envs start at random levels in
         [0, max_init_level]. False: each sub-terrain gets a random type (by proportions) and a random
@@ -67,109 +91,46 @@ class TerrainCfg:
     vertical_range: tuple[float, float] = (-2.0, 2.0)
     base_thickness: float = 1.0
     border_width: float = 4.0
-    proportions: dict[str, float] = field(default_factory=_default_proportions)
+    sub_terrains: dict[str, SubTerrainCfg] = field(default_factory=_default_sub_terrains)
     platform_width: float = 2.0
-    # rough: uniform noise U(-a, a) on a coarse grid of `rough_noise_step`, bilinearly upsampled
-    rough_amplitude_range: tuple[float, float] = (0.01, 0.06)
-    rough_noise_step: float = 0.2
-    # pyramid slopes: rise over run (tan of the slope angle)
-    slope_range: tuple[float, float] = (0.0, 0.4)
-    # pyramid stairs
-    stair_height_range: tuple[float, float] = (0.05, 0.18)
-    stair_width: float = 0.3
-    # discrete obstacles: boxes of height +-U(h/2, h), widths U(obstacle_width_range) (not difficulty)
-    obstacle_height_range: tuple[float, float] = (0.05, 0.20)
-    obstacle_width_range: tuple[float, float] = (0.4, 1.6)
-    num_obstacles: int = 20
-    # stepping stones: stone width, gap U(g/2, g) and height U(-s, s) per stone; pits in between
-    # (stone_rows: the same parameters, each stone a row across the whole sub-terrain width)
-    stone_width_range: tuple[float, float] = (0.8, 0.4)
-    stone_gap_range: tuple[float, float] = (0.1, 0.4)
-    stone_height_range: tuple[float, float] = (0.0, 0.1)
-    stone_pit_depth: float = 1.0
     friction: tuple[float, float, float] = (1.0, 0.005, 0.0001)
     seed: int = 0
     curriculum: bool = True
     max_init_level: int = 5
 
-    def __post_init__(self) -> None:
-        self.validate()
+    config_name = "terrain"
 
     def validate(self) -> None:
-        """Raise ConfigError naming the first field that cannot work."""
-        if self.kind not in ("generator", "plane"):
-            raise ConfigError(f"terrain.kind: {self.kind!r} is not one of 'generator', 'plane'")
-        _positive("horizontal_scale", self.horizontal_scale)
+        """Raise ConfigError naming the first field that cannot work (the sub-terrains check their
+        own fields; here, what depends on the grid: lengths finer than horizontal_scale)."""
+        require_choice(self, "kind")
+        require_positive(self, "horizontal_scale", "base_thickness")
         if len(self.size) != 2 or not all(s > 0 for s in self.size):
-            raise ConfigError(f"terrain.size: need two lengths > 0, got {self.size}")
+            raise fail("size", f"need two lengths > 0, got {self.size}")
         if min(self.size) < 4 * self.horizontal_scale:
-            raise ConfigError(
-                f"terrain.size: a sub-terrain needs >= 4 heightfield cells per side, got {self.size} "
-                f"at horizontal_scale {self.horizontal_scale}"
+            raise fail(
+                "size",
+                f"a sub-terrain needs >= 4 heightfield cells per side, got {self.size} "
+                f"at horizontal_scale {self.horizontal_scale}",
             )
-        for name in ("num_rows", "num_cols"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"terrain.{name}: must be >= 1, got {getattr(self, name)}")
+        require_at_least(self, "num_rows", 1, integer=True)
+        require_at_least(self, "num_cols", 1, integer=True)
         low, high = self.vertical_range
         if not low <= 0.0 <= high or not low < high:
-            raise ConfigError(
-                f"terrain.vertical_range: need low <= 0 <= high, low < high, got {self.vertical_range}"
-            )
-        _positive("base_thickness", self.base_thickness)
-        if self.border_width < 0:
-            raise ConfigError(f"terrain.border_width: must be >= 0, got {self.border_width}")
-        unknown = sorted(set(self.proportions) - set(SUB_TERRAIN_TYPES))
-        if unknown:
-            raise ConfigError(
-                f"terrain.proportions: unknown type(s) {', '.join(unknown)} (have: {', '.join(SUB_TERRAIN_TYPES)})"
-            )
-        if any(not v >= 0 for v in self.proportions.values()) or not sum(self.proportions.values()) > 0:
-            raise ConfigError(
-                f"terrain.proportions: need values >= 0 with a positive sum, got {self.proportions}"
-            )
+            raise fail("vertical_range", f"need low <= 0 <= high, low < high, got {self.vertical_range}")
+        require_at_least(self, "border_width", 0.0)
+        if not self.sub_terrains or not sum(s.proportion for s in self.sub_terrains.values()) > 0:
+            raise fail("sub_terrains", "need at least one sub-terrain with a proportion > 0")
+        for name, sub in self.sub_terrains.items():
+            try:
+                sub.check_resolution(self.horizontal_scale)
+            except FieldError as err:
+                raise err.within(f"sub_terrains.{name}") from None
         if not 0 <= self.platform_width <= min(self.size):
-            raise ConfigError(
-                f"terrain.platform_width: must be in [0, {min(self.size)}], got {self.platform_width}"
-            )
-        for name in (
-            "rough_amplitude_range",
-            "slope_range",
-            "stair_height_range",
-            "obstacle_height_range",
-            "stone_gap_range",
-            "stone_height_range",
-        ):
-            _non_negative_pair(name, getattr(self, name))
-        for name in ("obstacle_width_range", "stone_width_range"):
-            _non_negative_pair(name, getattr(self, name))
-            if min(getattr(self, name)) < self.horizontal_scale:
-                raise ConfigError(f"terrain.{name}: must be >= horizontal_scale, got {getattr(self, name)}")
-        if self.obstacle_width_range[0] > self.obstacle_width_range[1]:
-            raise ConfigError(
-                f"terrain.obstacle_width_range: need low <= high, got {self.obstacle_width_range}"
-            )
-        _positive("rough_noise_step", self.rough_noise_step)
-        if self.stair_width < self.horizontal_scale:
-            raise ConfigError(f"terrain.stair_width: must be >= horizontal_scale, got {self.stair_width}")
-        if self.num_obstacles < 0:
-            raise ConfigError(f"terrain.num_obstacles: must be >= 0, got {self.num_obstacles}")
-        _positive("stone_pit_depth", self.stone_pit_depth)
+            raise fail("platform_width", f"must be in [0, {min(self.size)}], got {self.platform_width}")
         if len(self.friction) != 3 or not all(f >= 0 for f in self.friction) or not self.friction[0] > 0:
-            raise ConfigError(
-                f"terrain.friction: need (sliding > 0, torsional >= 0, rolling >= 0), got {self.friction}"
-            )
-        if self.max_init_level < 0:
-            raise ConfigError(f"terrain.max_init_level: must be >= 0, got {self.max_init_level}")
-
-
-def _positive(name: str, value: float) -> None:
-    if not (value > 0 and math.isfinite(value)):
-        raise ConfigError(f"terrain.{name}: must be > 0, got {value}")
-
-
-def _non_negative_pair(name: str, value: tuple[float, float]) -> None:
-    if len(value) != 2 or not all(v >= 0 and math.isfinite(v) for v in value):
-        raise ConfigError(f"terrain.{name}: need two values >= 0, got {value}")
+            raise fail("friction", f"need (sliding > 0, torsional >= 0, rolling >= 0), got {self.friction}")
+        require_at_least(self, "max_init_level", 0, integer=True)
 
 
 def flat_terrain_cfg() -> TerrainCfg:
@@ -187,21 +148,22 @@ def stone_rows_terrain_cfg() -> TerrainCfg:
     flat), 6 m x 2 m sub-terrains at 5 cm resolution; from no gaps and level stones (row 0) to 0.3 m
     stones, gaps up to 0.25 m and heights within +-5 cm (last row)."""
     return TerrainCfg(
-        proportions={"flat": 0.2, "stone_rows": 0.8},
+        sub_terrains={
+            "flat": FlatCfg(proportion=0.2),
+            "stone_rows": StoneRowsCfg(
+                proportion=0.8, width_range=(0.5, 0.3), gap_range=(0.0, 0.25), height_range=(0.0, 0.05), pit_depth=0.5
+            ),
+        },
         size=(6.0, 2.0),
         num_rows=10,
         num_cols=10,
         horizontal_scale=0.05,
         border_width=2.0,
         platform_width=1.0,
-        stone_width_range=(0.5, 0.3),
-        stone_gap_range=(0.0, 0.25),
-        stone_height_range=(0.0, 0.05),
-        stone_pit_depth=0.5,
         max_init_level=3,
     )
 
 
 def stepping_stones_terrain_cfg() -> TerrainCfg:
     """Stepping stones only (every column), rows from wide stones with narrow gaps to the reverse."""
-    return TerrainCfg(proportions={"stepping_stones": 1.0}, num_cols=10)
+    return TerrainCfg(sub_terrains=sub_terrain_mix(stepping_stones=1.0), num_cols=10)

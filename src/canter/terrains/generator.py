@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from canter.terrains.config import SUB_TERRAIN_TYPES, TerrainCfg
-from canter.terrains.sub_terrains import SUB_TERRAINS
+from canter.core.validate import validate_tree
+from canter.terrains.config import TerrainCfg
+from canter.terrains.sub_terrains import Block
 
 
 @dataclass(frozen=True)
@@ -21,11 +22,13 @@ class TerrainMap:
     """A generated terrain.
 
     heights: (nx, ny) float32, m, height of point (i, j) at world (x0 + i h, y0 + j h).
-    types: (num_rows, num_cols) index into SUB_TERRAIN_TYPES of each block.
+    names: the sub-terrain names of the config (`TerrainCfg.sub_terrains`), in its order.
+    types: (num_rows, num_cols) index into `names` of each block.
     difficulty: (num_rows, num_cols) in [0, 1].
     """
 
     heights: np.ndarray
+    names: tuple[str, ...]
     types: np.ndarray
     difficulty: np.ndarray
     horizontal_scale: float
@@ -48,11 +51,15 @@ class TerrainMap:
         return np.stack(np.meshgrid(x, y, indexing="ij"), axis=-1)
 
 
+def _shares(cfg: TerrainCfg) -> np.ndarray:
+    return np.array([sub.proportion for sub in cfg.sub_terrains.values()], dtype=np.float64)
+
+
 def column_types(cfg: TerrainCfg) -> np.ndarray:
-    """(num_cols,) type index of each column: column c takes the type whose share of the cumulative
-    proportions contains (c + 0.5) / num_cols, so types get columns in proportion, in
-    SUB_TERRAIN_TYPES order."""
-    shares = np.array([cfg.proportions.get(name, 0.0) for name in SUB_TERRAIN_TYPES], dtype=np.float64)
+    """(num_cols,) index into cfg.sub_terrains of each column: column c takes the sub-terrain whose
+    share of the cumulative proportions contains (c + 0.5) / num_cols, so sub-terrains get columns
+    in proportion, in the config's order."""
+    shares = _shares(cfg)
     cumulative = np.cumsum(shares / shares.sum())
     quantiles = (np.arange(cfg.num_cols) + 0.5) / cfg.num_cols
     index = np.searchsorted(cumulative, quantiles, side="right")
@@ -63,7 +70,7 @@ def column_types(cfg: TerrainCfg) -> np.ndarray:
 def generate_terrain(cfg: TerrainCfg) -> TerrainMap:
     """Build the height array from np.random.default_rng(cfg.seed); the same cfg gives the same
     bits."""
-    cfg.validate()
+    validate_tree(cfg)
     rng = np.random.default_rng(cfg.seed)
     h = cfg.horizontal_scale
     cells = (round(cfg.size[0] / h), round(cfg.size[1] / h))
@@ -73,19 +80,21 @@ def generate_terrain(cfg: TerrainCfg) -> TerrainMap:
         types = np.broadcast_to(column_types(cfg), (rows, cols)).copy()
         difficulty = np.broadcast_to((np.arange(rows) / max(rows - 1, 1))[:, None], (rows, cols)).copy()
     else:
-        shares = np.array([cfg.proportions.get(name, 0.0) for name in SUB_TERRAIN_TYPES], dtype=np.float64)
-        types = rng.choice(len(SUB_TERRAIN_TYPES), size=(rows, cols), p=shares / shares.sum())
+        shares = _shares(cfg)
+        types = rng.choice(len(shares), size=(rows, cols), p=shares / shares.sum())
         difficulty = rng.uniform(0.0, 1.0, size=(rows, cols))
     heights = np.zeros((2 * border + rows * cells[0], 2 * border + cols * cells[1]))
+    subs = list(cfg.sub_terrains.values())
+    block_shape = Block(nx=cells[0], ny=cells[1], h=h, platform_width=cfg.platform_width)
     for r in range(rows):
         for c in range(cols):
-            func = SUB_TERRAINS[SUB_TERRAIN_TYPES[types[r, c]]]
-            block = func(rng, float(difficulty[r, c]), cfg, cells[0], cells[1])
+            block = subs[types[r, c]].heights(rng, float(difficulty[r, c]), block_shape)
             x, y = border + r * cells[0], border + c * cells[1]
             heights[x : x + cells[0], y : y + cells[1]] = block
     heights = np.clip(heights, *cfg.vertical_range).astype(np.float32)
     return TerrainMap(
         heights=heights,
+        names=tuple(cfg.sub_terrains),
         types=types,
         difficulty=difficulty,
         horizontal_scale=h,

@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from canter.core.errors import ConfigError
-from canter.terrains.config import SUB_TERRAIN_TYPES, TerrainCfg
+from canter.core.validate import validate_tree
+from canter.terrains.config import TerrainCfg
 from canter.terrains.generator import TerrainMap, generate_terrain
 
 HFIELD_NAME = "terrain"
@@ -34,7 +35,7 @@ class Terrain:
     def __init__(
         self, cfg: TerrainCfg, num_envs: int, device: torch.device | str, generator: torch.Generator
     ):
-        cfg.validate()
+        validate_tree(cfg)
         self.cfg = cfg
         self.num_envs = num_envs
         self.device = torch.device(device)
@@ -58,13 +59,6 @@ class Terrain:
             0, top + 1, (num_envs,), generator=generator, device=self.device, dtype=torch.long
         )
         self.env_origins = self.origins_grid[self.terrain_levels, self.terrain_types].clone()
-
-    @property
-    def type_names(self) -> list[list[str]]:
-        """Terrain type name of each sub-terrain, [row][col] ("flat" for a plane)."""
-        if self.map is None:
-            return [["flat"]]
-        return [[SUB_TERRAIN_TYPES[t] for t in row] for row in self.map.types.tolist()]
 
     # --- MuJoCo model -------------------------------------------------------------------------
     def edit_spec(self, spec: mujoco.MjSpec) -> None:
@@ -174,13 +168,6 @@ class Terrain:
         levels = torch.where(levels >= self.num_rows, random_rows, levels.clamp_min(0))
         self.terrain_levels[env_ids] = levels
         self.env_origins[env_ids] = self.origins_grid[levels, self.terrain_types[env_ids]]
-
-    def level_stats(self) -> dict[str, torch.Tensor]:
-        """mean_level: () float mean row over envs; row_counts: (num_rows,) long envs per row."""
-        return {
-            "mean_level": self.terrain_levels.float().mean(),
-            "row_counts": torch.bincount(self.terrain_levels, minlength=self.num_rows),
-        }
 
     # --- checkpointing ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, torch.Tensor]:

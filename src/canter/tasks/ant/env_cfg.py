@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from canter import mdp
 from canter.envs.env_cfg import EnvCfg
-from canter.managers.action import joint_effort_action
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
+from canter.mdp.actions import joint_effort_action
 from canter.scene.entity import sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path

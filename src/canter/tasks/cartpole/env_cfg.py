@@ -6,11 +6,11 @@ import math
 
 from canter import mdp
 from canter.envs.env_cfg import EnvCfg
-from canter.managers.action import joint_effort_action
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
+from canter.mdp.actions import joint_effort_action
 from canter.scene.entity import joints
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path

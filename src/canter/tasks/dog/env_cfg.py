@@ -7,14 +7,14 @@ import math
 
 from canter import mdp
 from canter.envs.env_cfg import EnvCfg
-from canter.managers.action import joint_position_action
-from canter.managers.command import UniformVelocityCommandCfg
 from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
 from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import locomotion
+from canter.mdp.actions import joint_position_action
+from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.scene.entity import actuators, bodies, geoms, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path

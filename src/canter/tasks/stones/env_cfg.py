@@ -21,6 +21,7 @@ from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import controller_action as ctl
 from canter.mdp import locomotion
+from canter.mdp.commands import ConstantVelocityCommandCfg
 from canter.scene.entity import Sel, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path
@@ -67,7 +68,8 @@ def dog_stones_env_cfg() -> EnvCfg:
         episode_length_s=10.0,
         sim=SimCfg(timestep=0.002, sensor_stage="current"),
         terrain=stone_rows_terrain_cfg(),
-        actions={"controller": ctl.QuadrupedControllerActionCfg(physics_steps_per_tick=2, velocity=(0.5, 0.0, 0.0))},
+        commands={"base_velocity": ConstantVelocityCommandCfg(velocity=(0.5, 0.0, 0.0))},
+        actions={"controller": ctl.QuadrupedControllerActionCfg(physics_steps_per_tick=2, command_name="base_velocity")},
         observations={"policy": _policy_obs(), "critic": _critic_obs()},
         events={
             "reset_base": EventTermCfg(

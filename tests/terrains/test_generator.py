@@ -1,0 +1,51 @@
+"""The generated heightfields of the shipped terrain configs, pinned bit for bit: a refactor of the
+configs or the generator must not move a single height (digests taken before the TerrainCfg split)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from canter.terrains import (
+    SUB_TERRAIN_TYPES,
+    TerrainCfg,
+    generate_terrain,
+    rough_terrain_cfg,
+    stepping_stones_terrain_cfg,
+    stone_rows_terrain_cfg,
+    sub_terrain_mix,
+)
+
+DIGESTS = {
+    "rough": ("8f44418a37d69db26a1017201c86b46f3375ccd91481c3cb9cf150730ebbd4c1", (880, 1680)),
+    "stone_rows": ("7f05996d387deab158e310b98df1e68da2f242c629ea19bbf3358e177fda8781", (1280, 480)),
+    "stepping_stones": ("6ef6eee5f37044409a6a2fda24fcdf80ac63cbb1075648739eaec60916a87685", (880, 880)),
+}
+FACTORIES = {
+    "rough": rough_terrain_cfg,
+    "stone_rows": stone_rows_terrain_cfg,
+    "stepping_stones": stepping_stones_terrain_cfg,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DIGESTS))
+def test_shipped_terrains_generate_the_same_bits(name: str):
+    heights = generate_terrain(FACTORIES[name]()).heights
+    digest, shape = DIGESTS[name]
+    assert heights.shape == shape
+    assert hashlib.sha256(heights.tobytes()).hexdigest() == digest
+
+
+def test_random_layout_of_every_type_generates_the_same_bits():
+    """curriculum=False: types and difficulties drawn per block, every standard type present."""
+    cfg = TerrainCfg(
+        num_rows=3, num_cols=9, size=(4.0, 4.0), border_width=1.0, curriculum=False, seed=7,
+        sub_terrains=sub_terrain_mix(**dict.fromkeys(SUB_TERRAIN_TYPES, 1.0)),
+    )
+    terrain_map = generate_terrain(cfg)
+    assert terrain_map.names == SUB_TERRAIN_TYPES
+    digest = hashlib.sha256(terrain_map.heights.tobytes()).hexdigest()
+    assert digest == "22c6ac8768738006752513b2a3a94ba3c6252d816de3cdb8c397ac9e390eee15"
+    types = hashlib.sha256(terrain_map.types.astype("int64").tobytes()).hexdigest()
+    assert types == "acd0894de25aa8c5460c0af9196f8f45f38c4ed7289a00826f7f0de18fe385c0"
