@@ -19,6 +19,8 @@ class TaskSpec:
     env_cfg: returns a fresh EnvCfg each call. agent_cfg: returns a fresh agent config each call.
     max_return: the best return an episode can reach, where the task has one (for eval), else None.
     metrics: env -> {name: (num_envs,) tensor} measured every eval step and averaged (task metrics).
+    expert: a scripted expert with full state access, built once per env: expert(env) returns a
+        policy, policy(env) -> (num_envs, num_actions) actions for the env's current state (DAgger).
     """
 
     name: str
@@ -28,6 +30,7 @@ class TaskSpec:
     max_return: float | None = None
     # per-step quantities `canter eval` averages over the evaluation, each (num_envs,) (e.g. errors)
     metrics: Callable[[Any], dict[str, Any]] | None = None
+    expert: Callable[[Any], Callable[[Any], Any]] | None = None
 
 
 class Registry:

@@ -10,6 +10,10 @@ from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
 from canter.tasks.dog.agent_cfg import dog_agent_cfg
 from canter.tasks.dog.env_cfg import dog_flat_dr_env_cfg, dog_flat_env_cfg, dog_rough_env_cfg
+from canter.tasks.grasp.agent_cfg import arm_grasp_state_agent_cfg
+from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg
+from canter.tasks.grasp.expert import GraspExpert
+from canter.tasks.grasp.mdp import grasp_metrics
 from canter.tasks.stones.agent_cfg import dog_stones_agent_cfg
 from canter.tasks.stones.env_cfg import dog_stones_env_cfg
 
@@ -60,6 +64,14 @@ REGISTRY = Registry(
             description="The dog crosses stepping stones: policy -> CoM accel, phase speed, footholds -> GRF QP + swing legs.",
             env_cfg=dog_stones_env_cfg,
             agent_cfg=dog_stones_agent_cfg,
+        ),
+        TaskSpec(
+            name="arm-grasp-state",
+            description="A 6-DoF arm (our MJCF) grasps a small sphere among distractors and lifts it; state observations.",
+            env_cfg=arm_grasp_state_env_cfg,
+            agent_cfg=arm_grasp_state_agent_cfg,
+            metrics=grasp_metrics,
+            expert=GraspExpert,
         ),
     ]
 )
