@@ -11,8 +11,9 @@ with num_learning_epochs passes of num_mini_batches minibatches. β_i = 0 for ev
 teacher-student distillation: the student drives and a teacher labels its own rollouts.
 
 An expert is a function obs -> actions (num_envs, num_actions) on the env's device: a scripted
-controller with full state access (the task's, reading the env it closes over) or a trained policy
-reading privileged observation groups (`policy_expert`). The student reads only its own groups.
+controller with full state access (the task's, reading the env it closes over: `EnvExpert`) or a
+trained policy reading privileged observation groups (`policy_expert`). The student reads only its
+own groups. An expert with state (a scripted controller's per-env phase) is saved with the algorithm.
 """
 
 from __future__ import annotations
@@ -97,6 +98,25 @@ class AggregatedDataset:
             buffer.copy_(state["observations"][group])
         self.labels.copy_(state["labels"])
         self.position, self.size = int(state["position"]), int(state["size"])
+
+
+class EnvExpert:
+    """A scripted expert `controller(env) -> actions` as an Expert: called with the observations, it
+    reads the env it was built for; its state_dict (if any) is checkpointed with the algorithm."""
+
+    def __init__(self, controller: Any, env: Any):
+        self.controller = controller
+        self.env = env
+
+    def __call__(self, obs: Observations) -> torch.Tensor:
+        return self.controller(self.env)
+
+    def state_dict(self) -> dict[str, Any] | None:
+        return self.controller.state_dict() if hasattr(self.controller, "state_dict") else None
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if hasattr(self.controller, "load_state_dict"):
+            self.controller.load_state_dict(state)
 
 
 def policy_expert(teacher: ActorCritic) -> Expert:
@@ -227,6 +247,7 @@ class Dagger:
             "generator": self.generator.get_state(),
             "dagger_iteration": self.iteration,
             "dataset": self.dataset.state_dict(),
+            "expert": self.expert.state_dict() if hasattr(self.expert, "state_dict") else None,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -240,3 +261,5 @@ class Dagger:
         self.generator.set_state(state["generator"].cpu())
         self.iteration = int(state["dagger_iteration"])
         self.dataset.load_state_dict(state["dataset"])
+        if state.get("expert") is not None and hasattr(self.expert, "load_state_dict"):
+            self.expert.load_state_dict(state["expert"])  # a scripted expert's per-env phase
