@@ -60,12 +60,21 @@ def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str
     batch = args.env.num_envs // info.world_size * algo.num_steps_per_env // algo.num_mini_batches
     args.env.num_envs = 1  # the env only tells the observation shapes
     env = ManagerBasedRLEnv(args.env)
-    policy = make_policy(env.observation_shapes, env.num_actions, args.agent.policy, init_generator=make_generator(0, "cpu"))
+    policy = make_policy(
+        env.observation_shapes, env.num_actions, args.agent.policy, init_generator=make_generator(0, "cpu")
+    )
     policy = policy.to(env.device)
     generator = make_generator(1 + info.rank, env.device)
-    obs = {g: torch.randn(batch, *shape, generator=generator, device=env.device) for g, shape in env.observation_shapes.items()}
+    obs = {
+        g: torch.randn(batch, *shape, generator=generator, device=env.device)
+        for g, shape in env.observation_shapes.items()
+    }
     optimizer = torch.optim.Adam(policy.parameters(), lr=1e-5)
-    ddp = nn.parallel.DistributedDataParallel(_TrainForward(policy), forward_sync_buffers=False) if distributed.is_distributed() else None
+    ddp = (
+        nn.parallel.DistributedDataParallel(_TrainForward(policy), forward_sync_buffers=False)
+        if distributed.is_distributed()
+        else None
+    )
     forward_plain = _TrainForward(policy)
 
     def step(way: str) -> None:
@@ -106,10 +115,27 @@ def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str
     return result
 
 
-def run_gradsync_launched(task: str, steps: int, repeats: int, nproc: int, train_argv: list[str]) -> dict[str, Any]:
+def run_gradsync_launched(
+    task: str, steps: int, repeats: int, nproc: int, train_argv: list[str]
+) -> dict[str, Any]:
     """run_gradsync_bench on nproc ranks started by torchrun's launcher; rank 0's result."""
     with tempfile.TemporaryDirectory(prefix="canter-gradsync-") as tmp:
         out = Path(tmp) / "result.json"
-        launch("canter", ["bench", "gradsync", "--task", task, "--steps", str(steps), "--repeats", str(repeats),
-                          "--out", str(out), *train_argv], nproc)
+        launch(
+            "canter",
+            [
+                "bench",
+                "gradsync",
+                "--task",
+                task,
+                "--steps",
+                str(steps),
+                "--repeats",
+                str(repeats),
+                "--out",
+                str(out),
+                *train_argv,
+            ],
+            nproc,
+        )
         return json.loads(out.read_text())

@@ -94,7 +94,9 @@ def _eager_call(policy: ActorCritic, obs: torch.Tensor, group: str) -> Call:
     return call
 
 
-def _backends(policy: ActorCritic, env: ManagerBasedRLEnv, task: str, tmp: Path, obs: np.ndarray) -> dict[str, Call]:
+def _backends(
+    policy: ActorCritic, env: ManagerBasedRLEnv, task: str, tmp: Path, obs: np.ndarray
+) -> dict[str, Call]:
     actor = ExportableActor(policy)
     group = policy.actor_obs_groups[0]
     metadata = describe_policy(env, actor, task, group)
@@ -148,30 +150,59 @@ def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = 
         agent = spec.agent_cfg()
         agent.policy.rnn_type = rnn
         agent.policy.rnn_hidden_dim = cfg.gru_hidden_dim
-        policy = make_policy(env.observation_shapes, env.num_actions, agent.policy,
-                             init_generator=make_generator(cfg.seed, "cpu"))
+        policy = make_policy(
+            env.observation_shapes,
+            env.num_actions,
+            agent.policy,
+            init_generator=make_generator(cfg.seed, "cpu"),
+        )
         policy.eval()
         group = policy.actor_obs_groups[0]
         obs = obs_all[group][0].float().numpy().copy()
-        networks[label] = {"actor_hidden_dims": list(agent.policy.actor_hidden_dims), "activation": agent.policy.activation,
-                           "rnn": None if rnn == "none" else {"type": rnn, "hidden_dim": cfg.gru_hidden_dim, "num_layers": agent.policy.rnn_num_layers},
-                           "obs_dim": int(obs.shape[0]), "num_actions": env.num_actions}
+        networks[label] = {
+            "actor_hidden_dims": list(agent.policy.actor_hidden_dims),
+            "activation": agent.policy.activation,
+            "rnn": None
+            if rnn == "none"
+            else {"type": rnn, "hidden_dim": cfg.gru_hidden_dim, "num_layers": agent.policy.rnn_num_layers},
+            "obs_dim": int(obs.shape[0]),
+            "num_actions": env.num_actions,
+        }
         with tempfile.TemporaryDirectory() as tmp, torch_threads(1):
             if progress is not None:
                 progress(f"{label}: exporting and timing {cfg.iterations} calls per backend")
             timings = _time(_backends(policy, env, cfg.task, Path(tmp), obs), cfg)
         for backend, us in timings.items():
-            rows.append({"policy": label, "backend": backend, "p50_us": float(np.percentile(us, 50)),
-                         "p99_us": float(np.percentile(us, 99)), "max_us": float(us.max()), "mean_us": float(us.mean()),
-                         "calls": int(us.size)})
-    return {"task": cfg.task, "threads": 1, "batch": 1, "iterations": cfg.iterations, "warmup": cfg.warmup,
-            "rounds": cfg.rounds, "networks": networks, "rows": rows, "machine": machine_info()}
+            rows.append(
+                {
+                    "policy": label,
+                    "backend": backend,
+                    "p50_us": float(np.percentile(us, 50)),
+                    "p99_us": float(np.percentile(us, 99)),
+                    "max_us": float(us.max()),
+                    "mean_us": float(us.mean()),
+                    "calls": int(us.size),
+                }
+            )
+    return {
+        "task": cfg.task,
+        "threads": 1,
+        "batch": 1,
+        "iterations": cfg.iterations,
+        "warmup": cfg.warmup,
+        "rounds": cfg.rounds,
+        "networks": networks,
+        "rows": rows,
+        "machine": machine_info(),
+    }
 
 
 def markdown_table(result: dict[str, Any]) -> str:
     lines = ["| policy | backend | p50 µs | p99 µs | max µs |", "|---|---|---:|---:|---:|"]
     for row in result["rows"]:
-        lines.append(f"| {row['policy']} | {row['backend']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | {row['max_us']:.0f} |")
+        lines.append(
+            f"| {row['policy']} | {row['backend']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | {row['max_us']:.0f} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -18,7 +18,16 @@ from typing import Any
 import psutil
 
 CPU_FIELDS: tuple[str, ...] = ("time_s", "pid", "rank", "name", "cpu_percent", "rss_mib", "num_threads")
-GPU_FIELDS: tuple[str, ...] = ("time_s", "gpu", "name", "utilization_percent", "memory_used_mib", "memory_total_mib", "temperature_c", "power_w")
+GPU_FIELDS: tuple[str, ...] = (
+    "time_s",
+    "gpu",
+    "name",
+    "utilization_percent",
+    "memory_used_mib",
+    "memory_total_mib",
+    "temperature_c",
+    "power_w",
+)
 
 
 def open_nvml() -> tuple[Any, list[Any], str | None]:
@@ -97,15 +106,30 @@ class UtilizationMonitor:
                     percent = process.cpu_percent(interval=None)  # since the previous sample
                     if first:  # the first call only starts this process's measurement
                         continue
-                    row = {"time_s": round(now, 3), "pid": process.pid, "rank": self._rank_of(process),
-                           "name": process.name(), "cpu_percent": percent,
-                           "rss_mib": round(process.memory_info().rss / 2**20, 1), "num_threads": process.num_threads()}
+                    row = {
+                        "time_s": round(now, 3),
+                        "pid": process.pid,
+                        "rank": self._rank_of(process),
+                        "name": process.name(),
+                        "cpu_percent": percent,
+                        "rss_mib": round(process.memory_info().rss / 2**20, 1),
+                        "num_threads": process.num_threads(),
+                    }
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 continue
             self.cpu_rows.append(row)
         for core, percent in enumerate(psutil.cpu_percent(percpu=True)):
-            self.cpu_rows.append({"time_s": round(now, 3), "pid": 0, "rank": "", "name": f"cpu{core}",
-                                  "cpu_percent": percent, "rss_mib": "", "num_threads": ""})
+            self.cpu_rows.append(
+                {
+                    "time_s": round(now, 3),
+                    "pid": 0,
+                    "rank": "",
+                    "name": f"cpu{core}",
+                    "cpu_percent": percent,
+                    "rss_mib": "",
+                    "num_threads": "",
+                }
+            )
 
     def _sample_gpu(self, nvml: Any, handles: list[Any], now: float) -> None:
         for index, handle in enumerate(handles):
@@ -117,10 +141,18 @@ class UtilizationMonitor:
                 name = nvml.nvmlDeviceGetName(handle)
             except Exception:  # a GPU that stops answering mid-run loses its sample, not the benchmark
                 continue
-            self.gpu_rows.append({"time_s": round(now, 3), "gpu": index, "name": str(name),
-                                  "utilization_percent": utilization.gpu, "memory_used_mib": round(memory.used / 2**20, 1),
-                                  "memory_total_mib": round(memory.total / 2**20, 1), "temperature_c": temperature,
-                                  "power_w": round(power, 1)})
+            self.gpu_rows.append(
+                {
+                    "time_s": round(now, 3),
+                    "gpu": index,
+                    "name": str(name),
+                    "utilization_percent": utilization.gpu,
+                    "memory_used_mib": round(memory.used / 2**20, 1),
+                    "memory_total_mib": round(memory.total / 2**20, 1),
+                    "temperature_c": temperature,
+                    "power_w": round(power, 1),
+                }
+            )
 
     def _write(self) -> None:
         self.cpu_csv.parent.mkdir(parents=True, exist_ok=True)
@@ -152,8 +184,12 @@ class UtilizationMonitor:
         }
         if self.gpu_skipped is None:
             gpus = sorted({row["gpu"] for row in self.gpu_rows})
-            out["gpu_utilization_mean"] = {g: _mean([r["utilization_percent"] for r in self.gpu_rows if r["gpu"] == g]) for g in gpus}
-            out["gpu_memory_peak_mib"] = {g: max(r["memory_used_mib"] for r in self.gpu_rows if r["gpu"] == g) for g in gpus}
+            out["gpu_utilization_mean"] = {
+                g: _mean([r["utilization_percent"] for r in self.gpu_rows if r["gpu"] == g]) for g in gpus
+            }
+            out["gpu_memory_peak_mib"] = {
+                g: max(r["memory_used_mib"] for r in self.gpu_rows if r["gpu"] == g) for g in gpus
+            }
         return out
 
 

@@ -53,10 +53,13 @@ def random_stances(batch: int, seed: int, dtype: torch.dtype = torch.float64):
     ±5 cm of a 0.38 × 0.22 m stance 0.3 m below the CoM, one of 7 contact patterns (≥ 2 feet
     down), CoM acceleration ~ N(0, diag(1, 1, 2)²) m/s² plus gravity, torque ~ N(0, 2²) N·m, μ = 0.6."""
     g = torch.Generator().manual_seed(seed)
-    nominal = torch.tensor([[0.19, 0.11, -0.3], [0.19, -0.11, -0.3], [-0.19, 0.11, -0.3], [-0.19, -0.11, -0.3]], dtype=dtype)
+    nominal = torch.tensor(
+        [[0.19, 0.11, -0.3], [0.19, -0.11, -0.3], [-0.19, 0.11, -0.3], [-0.19, -0.11, -0.3]], dtype=dtype
+    )
     feet = nominal + 0.05 * (2 * torch.rand(batch, 4, 3, generator=g, dtype=dtype) - 1)
     patterns = torch.tensor(
-        [[1, 1, 1, 1], [1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 1, 0], [0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1]], dtype=torch.bool
+        [[1, 1, 1, 1], [1, 0, 0, 1], [0, 1, 1, 0], [1, 1, 1, 0], [0, 1, 1, 1], [1, 0, 1, 1], [1, 1, 0, 1]],
+        dtype=torch.bool,
     )
     contact = patterns[torch.randint(0, len(patterns), (batch,), generator=g)]
     acc = torch.randn(batch, 3, generator=g, dtype=dtype) * torch.tensor([1.0, 1.0, 2.0], dtype=dtype)
@@ -79,9 +82,18 @@ def _osqp_loop(problems, eps: float):
     A0 = sp.csc_matrix(A[0])
     big = 1e30
     solver = osqp.OSQP()
-    solver.setup(sp.csc_matrix((P[0][rows, cols], (rows, cols)), shape=P.shape[1:]), q[0], A0,
-                 np.clip(l[0], -big, big), np.clip(u[0], -big, big),
-                 eps_abs=eps, eps_rel=0.0, polishing=False, verbose=False, max_iter=100_000)
+    solver.setup(
+        sp.csc_matrix((P[0][rows, cols], (rows, cols)), shape=P.shape[1:]),
+        q[0],
+        A0,
+        np.clip(l[0], -big, big),
+        np.clip(u[0], -big, big),
+        eps_abs=eps,
+        eps_rel=0.0,
+        polishing=False,
+        verbose=False,
+        max_iter=100_000,
+    )
 
     def run():
         x = np.empty(q.shape)
@@ -162,7 +174,9 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
         import osqp  # noqa: F401
         import proxsuite  # noqa: F401
     except ImportError as err:
-        raise CanterError(f"bench qp needs osqp and proxsuite: pip install -e '.[bench]' ({err.name} missing)") from err
+        raise CanterError(
+            f"bench qp needs osqp and proxsuite: pip install -e '.[bench]' ({err.name} missing)"
+        ) from err
     threads = cfg.threads or available_cores()
     problems = random_stances(cfg.batch, cfg.seed)
     dtype = getattr(torch, cfg.dtype)
@@ -199,8 +213,13 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
         solved = int((canter_solve(iterations)[1].status == QPStatus.SOLVED).sum())
         x_torch, info_torch = canter_solve(iterations, "torch")  # the code path GPUs run, here on the CPU
         torch_kkt = _accuracy(problems, x_torch.double(), info_torch.y.double(), cfg.target_kkt)
-        rates: dict[str, list[float]] = {"canter": [], "canter_torch": [], "osqp": [], "proxsuite": [],
-                                         "proxsuite_with_setup": []}
+        rates: dict[str, list[float]] = {
+            "canter": [],
+            "canter_torch": [],
+            "osqp": [],
+            "proxsuite": [],
+            "proxsuite_with_setup": [],
+        }
         cpu_rates: dict[str, list[float]] = {key: [] for key in rates}
         for rep in range(cfg.repeats):
             wall, cpu = _timed(lambda: canter_solve(iterations))
@@ -219,21 +238,40 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
             rates["proxsuite_with_setup"].append(cfg.batch / (fill_wall + wall))
             cpu_rates["proxsuite"].append(cfg.batch / cpu)
             cpu_rates["proxsuite_with_setup"].append(cfg.batch / (fill_cpu + cpu))
-            log(f"repetition {rep + 1}/{cfg.repeats}: " + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in rates.items()))
+            log(
+                f"repetition {rep + 1}/{cfg.repeats}: "
+                + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in rates.items())
+            )
     result: dict[str, object] = {
-        "batch": cfg.batch, "dtype": cfg.dtype, "method": cfg.method, "iterations": iterations, "threads": threads,
-        "repeats": cfg.repeats, "seed": cfg.seed, "target_kkt": cfg.target_kkt,
+        "batch": cfg.batch,
+        "dtype": cfg.dtype,
+        "method": cfg.method,
+        "iterations": iterations,
+        "threads": threads,
+        "repeats": cfg.repeats,
+        "seed": cfg.seed,
+        "target_kkt": cfg.target_kkt,
         "problem": "grf: 12 variables, 20 rows (4 feet x [fz bounds, 4-face friction pyramid]), random stances",
-        "max_kkt_residual": canter_kkt.max_kkt, "canter_above_target": canter_kkt.above_target,
+        "max_kkt_residual": canter_kkt.max_kkt,
+        "canter_above_target": canter_kkt.above_target,
         "canter_solved": solved,
         "canter_kernel": "fused" if cfg.method == "ipm" and qp_kernel.available(ours[0]) else "torch",
-        "canter_torch_max_kkt_residual": torch_kkt.max_kkt, "canter_torch_above_target": torch_kkt.above_target,
-        "osqp_max_kkt_residual": osqp_kkt.max_kkt, "osqp_above_target": osqp_kkt.above_target, "osqp_eps_abs": osqp_eps,
-        "proxsuite_max_kkt_residual": prox_kkt.max_kkt, "proxsuite_above_target": prox_kkt.above_target,
+        "canter_torch_max_kkt_residual": torch_kkt.max_kkt,
+        "canter_torch_above_target": torch_kkt.above_target,
+        "osqp_max_kkt_residual": osqp_kkt.max_kkt,
+        "osqp_above_target": osqp_kkt.above_target,
+        "osqp_eps_abs": osqp_eps,
+        "proxsuite_max_kkt_residual": prox_kkt.max_kkt,
+        "proxsuite_above_target": prox_kkt.above_target,
         "proxsuite_eps_abs": prox_eps,
     }
-    names = {"canter": "canter", "canter_torch": "canter_torch", "osqp": "osqp_loop", "proxsuite": "proxsuite_batch",
-             "proxsuite_with_setup": "proxsuite_batch_with_setup"}
+    names = {
+        "canter": "canter",
+        "canter_torch": "canter_torch",
+        "osqp": "osqp_loop",
+        "proxsuite": "proxsuite_batch",
+        "proxsuite_with_setup": "proxsuite_batch_with_setup",
+    }
     for key, values in rates.items():
         result[f"{names[key]}_problems_per_s"] = statistics.median(values)
         result[f"{names[key]}_problems_per_s_min"] = min(values)
@@ -262,24 +300,50 @@ def plot_qp(result: dict, path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    labels = [f"Canter\n({result['canter_kernel']})", "Canter\n(torch ops)", "OSQP\n(Python loop)",
-              "proxsuite BatchQP\n(solve only)", "proxsuite BatchQP\n(init + solve)"]
+    labels = [
+        f"Canter\n({result['canter_kernel']})",
+        "Canter\n(torch ops)",
+        "OSQP\n(Python loop)",
+        "proxsuite BatchQP\n(solve only)",
+        "proxsuite BatchQP\n(init + solve)",
+    ]
     keys = ["canter", "canter_torch", "osqp_loop", "proxsuite_batch", "proxsuite_batch_with_setup"]
-    kkt = [result["max_kkt_residual"], result["canter_torch_max_kkt_residual"], result["osqp_max_kkt_residual"],
-           result["proxsuite_max_kkt_residual"], result["proxsuite_max_kkt_residual"]]
+    kkt = [
+        result["max_kkt_residual"],
+        result["canter_torch_max_kkt_residual"],
+        result["osqp_max_kkt_residual"],
+        result["proxsuite_max_kkt_residual"],
+        result["proxsuite_max_kkt_residual"],
+    ]
     fig, ax = plt.subplots(figsize=(8.5, 4))
     values = [result[f"{k}_problems_per_s"] for k in keys]
-    errors = [[v - result[f"{k}_problems_per_s_min"] for k, v in zip(keys, values, strict=True)],
-              [result[f"{k}_problems_per_s_max"] - v for k, v in zip(keys, values, strict=True)]]
-    bars = ax.bar(labels, values, yerr=errors, color=["tab:blue", "tab:cyan", "tab:gray", "tab:orange", "tab:orange"], capsize=4)
+    errors = [
+        [v - result[f"{k}_problems_per_s_min"] for k, v in zip(keys, values, strict=True)],
+        [result[f"{k}_problems_per_s_max"] - v for k, v in zip(keys, values, strict=True)],
+    ]
+    bars = ax.bar(
+        labels,
+        values,
+        yerr=errors,
+        color=["tab:blue", "tab:cyan", "tab:gray", "tab:orange", "tab:orange"],
+        capsize=4,
+    )
     for bar, value, residual in zip(bars, values, kkt, strict=True):
-        ax.annotate(f"{value:,.0f}/s\nKKT ≤ {residual:.1e}", (bar.get_x() + bar.get_width() / 2, value),
-                    ha="center", va="bottom", fontsize=8)
+        ax.annotate(
+            f"{value:,.0f}/s\nKKT ≤ {residual:.1e}",
+            (bar.get_x() + bar.get_width() / 2, value),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
     ax.set_yscale("log")
     ax.set_ylabel("problems / s")
     machine = result["machine"]
-    ax.set_title(f"GRF QP, batch {result['batch']}, {result['dtype']}, {machine['cpu']} ({result['threads']} threads), "
-                 f"commit {result['commit']}", fontsize=8)
+    ax.set_title(
+        f"GRF QP, batch {result['batch']}, {result['dtype']}, {machine['cpu']} ({result['threads']} threads), "
+        f"commit {result['commit']}",
+        fontsize=8,
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -30,7 +30,9 @@ def gymnasium_ant_xml() -> Path:
     try:
         import gymnasium
     except ImportError as err:
-        raise CanterError("this benchmark needs gymnasium[mujoco] and stable-baselines3: pip install -e '.[bench]'") from err
+        raise CanterError(
+            "this benchmark needs gymnasium[mujoco] and stable-baselines3: pip install -e '.[bench]'"
+        ) from err
     path = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / "ant.xml"
     if not path.is_file():
         raise CanterError(f"gymnasium's ant.xml is not at {path}")
@@ -57,7 +59,9 @@ def raw_batch_fps(model_path: Path, num_envs: int, seconds: float = 3.0, repeats
     return statistics.median(values)
 
 
-def train_canter(model_path: Path, seconds: float, num_envs: int, seed: int, eval_episodes: int) -> dict[str, Any]:
+def train_canter(
+    model_path: Path, seconds: float, num_envs: int, seed: int, eval_episodes: int
+) -> dict[str, Any]:
     argv = ["--model", str(model_path), "--num-envs", str(num_envs), "--seed", str(seed), "--quiet"]
     args = parse_train_args("ant-classic", argv)
     args.agent.max_iterations = 10**9
@@ -86,9 +90,15 @@ def train_canter(model_path: Path, seconds: float, num_envs: int, seed: int, eva
                 obs, reward, terminated, truncated, _ = eval_env.step(policy.act_inference(obs))
                 returns += torch.where(finished, 0.0, reward)
                 finished |= terminated | truncated
-    return {"frames_per_s": frames / wall, "total_fps_median": statistics.median(totals), "wall_time_s": wall,
-            "frames": frames, "eval_mean_return": float(returns.mean()), "eval_std_return": float(returns.std()),
-            "curve": curve}
+    return {
+        "frames_per_s": frames / wall,
+        "total_fps_median": statistics.median(totals),
+        "wall_time_s": wall,
+        "frames": frames,
+        "eval_mean_return": float(returns.mean()),
+        "eval_std_return": float(returns.std()),
+        "curve": curve,
+    }
 
 
 def train_sb3(seconds: float, num_envs: int, seed: int, eval_episodes: int) -> dict[str, Any]:
@@ -98,7 +108,9 @@ def train_sb3(seconds: float, num_envs: int, seed: int, eval_episodes: int) -> d
         from stable_baselines3.common.callbacks import BaseCallback
         from stable_baselines3.common.env_util import make_vec_env
     except ImportError as err:
-        raise CanterError("this benchmark needs gymnasium[mujoco] and stable-baselines3: pip install -e '.[bench]'") from err
+        raise CanterError(
+            "this benchmark needs gymnasium[mujoco] and stable-baselines3: pip install -e '.[bench]'"
+        ) from err
 
     curve: list[tuple[float, float]] = []
 
@@ -131,11 +143,19 @@ def train_sb3(seconds: float, num_envs: int, seed: int, eval_episodes: int) -> d
             total += float(reward) - float(info.get("reward_contact", 0.0))  # reward_contact is -cost
             done = terminated or truncated
         returns.append(total)
-    return {"frames_per_s": frames / wall, "wall_time_s": wall, "frames": frames,
-            "eval_mean_return": float(np.mean(returns)), "eval_std_return": float(np.std(returns)), "curve": curve}
+    return {
+        "frames_per_s": frames / wall,
+        "wall_time_s": wall,
+        "frames": frames,
+        "eval_mean_return": float(np.mean(returns)),
+        "eval_std_return": float(np.std(returns)),
+        "curve": curve,
+    }
 
 
-def run_sb3_compare(minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print) -> dict[str, Any]:
+def run_sb3_compare(
+    minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print
+) -> dict[str, Any]:
     model_path = gymnasium_ant_xml()
     seconds = 60.0 * minutes
     log(f"raw mujoco.batch.Batch on {model_path.name}, {canter_envs} envs ...")
@@ -167,7 +187,11 @@ def plot_compare(result: dict[str, Any], path: Path) -> None:
         curve = result[name]["curve"]
         if curve:
             ax.plot([c[0] for c in curve], [c[1] for c in curve], label=label)
-    ax.set(xlabel="wall time (s)", ylabel="mean training episode return", title=f"Ant ({Path(result['model_path']).name}), same CPU")
+    ax.set(
+        xlabel="wall time (s)",
+        ylabel="mean training episode return",
+        title=f"Ant ({Path(result['model_path']).name}), same CPU",
+    )
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

@@ -30,7 +30,7 @@ Mode = Literal["strong", "weak"]
 
 
 def parse_nprocs(text: str) -> list[int]:
-    """"1,2,4" -> [1, 2, 4] (sorted, distinct, each >= 1)."""
+    """ "1,2,4" -> [1, 2, 4] (sorted, distinct, each >= 1)."""
     try:
         counts = sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError as err:
@@ -82,13 +82,31 @@ def run_scaling(
     for nproc in nprocs:
         if log is not None:
             log(f"{mode} scaling, {task}: {nproc} process(es), {totals[nproc]} envs, {seconds:g} s")
-        monitor = UtilizationMonitor(out / f"{stem}_cpu_n{nproc}.csv", out / f"{stem}_gpu_n{nproc}.csv", sample_interval)
+        monitor = UtilizationMonitor(
+            out / f"{stem}_cpu_n{nproc}.csv", out / f"{stem}_gpu_n{nproc}.csv", sample_interval
+        )
         profile_dir = str(out / f"{stem}_profile_n{nproc}") if profile else None
         with monitor:
-            result = run_train_bench_launched(task, seconds, ["--num-envs", str(totals[nproc]), *(train_argv or [])],
-                                              nproc, profile_dir=profile_dir, cores_per_process=cores_per_process)
-        point = {key: result[key] for key in ("nproc", "num_envs", "num_envs_per_process", "step_fps",
-                                              "step_inference_fps", "total_fps", "iteration_time_s")}
+            result = run_train_bench_launched(
+                task,
+                seconds,
+                ["--num-envs", str(totals[nproc]), *(train_argv or [])],
+                nproc,
+                profile_dir=profile_dir,
+                cores_per_process=cores_per_process,
+            )
+        point = {
+            key: result[key]
+            for key in (
+                "nproc",
+                "num_envs",
+                "num_envs_per_process",
+                "step_fps",
+                "step_inference_fps",
+                "total_fps",
+                "iteration_time_s",
+            )
+        }
         point.update(utilization=monitor.summary(), bench=result)
         points.append(point)
     base = points[0]
@@ -157,22 +175,39 @@ def plot_scaling(report: dict[str, Any], path: Path) -> None:
     nprocs = [p["nproc"] for p in points]
     base = points[0]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for key, label in (("step_fps", "FPS step"), ("step_inference_fps", "step + inference"), ("total_fps", "FPS total")):
+    for key, label in (
+        ("step_fps", "FPS step"),
+        ("step_inference_fps", "step + inference"),
+        ("total_fps", "FPS total"),
+    ):
         left.plot(nprocs, [p[key] for p in points], marker="o", label=label)
-    left.plot(nprocs, [base["total_fps"] * n / base["nproc"] for n in nprocs], "k--", alpha=0.5, label="ideal (total)")
+    left.plot(
+        nprocs,
+        [base["total_fps"] * n / base["nproc"] for n in nprocs],
+        "k--",
+        alpha=0.5,
+        label="ideal (total)",
+    )
     left.set(xlabel="processes", ylabel="env steps / s (all processes)", title="throughput", xticks=nprocs)
     left.legend()
     right.plot(nprocs, [100 * p["efficiency"] for p in points], marker="o", color="tab:red")
     right.axhline(100, color="k", ls="--", alpha=0.5)
     right.axhline(90, color="tab:gray", ls=":", label="90 %")
-    right.set(xlabel="processes", ylabel="efficiency (%)", title=f"{report['mode']} scaling efficiency", xticks=nprocs,
-              ylim=(0, max(110, 10 + max(100 * p["efficiency"] for p in points))))
+    right.set(
+        xlabel="processes",
+        ylabel="efficiency (%)",
+        title=f"{report['mode']} scaling efficiency",
+        xticks=nprocs,
+        ylim=(0, max(110, 10 + max(100 * p["efficiency"] for p in points))),
+    )
     right.legend()
     for ax in (left, right):
         ax.grid(alpha=0.3)
     machine = report["machine"]
-    fig.suptitle(f"{report['task']}, {report['mode']} scaling, {report['num_envs']} envs "
-                 f"{'in all' if report['mode'] == 'strong' else 'per process'} — {machine['cpu']}, {machine['cores']} cores")
+    fig.suptitle(
+        f"{report['task']}, {report['mode']} scaling, {report['num_envs']} envs "
+        f"{'in all' if report['mode'] == 'strong' else 'per process'} — {machine['cpu']}, {machine['cores']} cores"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -99,7 +99,9 @@ def run_episodes(env: ManagerBasedRLEnv, policy: Any, threads: int = 1) -> dict[
             obs, _, terminated, truncated, _ = env.step(policy.act_inference(obs))
             done = (terminated | truncated) & ~finished
             policy.reset(terminated | truncated)
-            first_term = torch.where(manager.term_dones.any(dim=0), manager.term_dones.float().argmax(dim=0), 0)
+            first_term = torch.where(
+                manager.term_dones.any(dim=0), manager.term_dones.float().argmax(dim=0), 0
+            )
             reason = torch.where(done, first_term, reason)
             success |= done & manager.term_dones[reached]
             length = torch.where(done, step + 1, length)
@@ -110,18 +112,22 @@ def run_episodes(env: ManagerBasedRLEnv, policy: Any, threads: int = 1) -> dict[
     return {"success": success, "progress": progress, "length": length, "reason": reason}
 
 
-def level_table(levels: list[int], episodes: int, outcome: dict[str, torch.Tensor], names: list[str]) -> list[dict[str, Any]]:
+def level_table(
+    levels: list[int], episodes: int, outcome: dict[str, torch.Tensor], names: list[str]
+) -> list[dict[str, Any]]:
     """Per level: success rate, mean progress and the share of each ending."""
     rows = []
     for k, level in enumerate(levels):
         part = slice(k * episodes, (k + 1) * episodes)
         reasons = outcome["reason"][part]
-        rows.append({
-            "level": level,
-            "success_rate": float(outcome["success"][part].float().mean()),
-            "mean_progress_m": float(outcome["progress"][part].mean()),
-            "endings": {name: float((reasons == i).float().mean()) for i, name in enumerate(names)},
-        })
+        rows.append(
+            {
+                "level": level,
+                "success_rate": float(outcome["success"][part].float().mean()),
+                "mean_progress_m": float(outcome["progress"][part].mean()),
+                "endings": {name: float((reasons == i).float().mean()) for i, name in enumerate(names)},
+            }
+        )
     return rows
 
 
@@ -135,7 +141,10 @@ def load_policy(run_dir: str, env: ManagerBasedRLEnv, args: TrainArgs, checkpoin
 
 
 def evaluate_stones(
-    run_dir: str | None, levels: list[int] | None, episodes: int, checkpoint: str | None = None,
+    run_dir: str | None,
+    levels: list[int] | None,
+    episodes: int,
+    checkpoint: str | None = None,
     log: Any = None,
 ) -> dict[str, Any]:
     """Success per level of the heuristic, and of the run's policy when run_dir is given."""
@@ -144,12 +153,19 @@ def evaluate_stones(
     args = stones_args(run_dir, [])
     assert args.env.terrain is not None
     levels = list(range(args.env.terrain.num_rows)) if not levels else list(levels)
-    result: dict[str, Any] = {"task": TASK, "levels": levels, "episodes_per_level": episodes, "run_dir": run_dir}
+    result: dict[str, Any] = {
+        "task": TASK,
+        "levels": levels,
+        "episodes_per_level": episodes,
+        "run_dir": run_dir,
+    }
     controllers = [("heuristic", None)] + ([("rl_qp", run_dir)] if run_dir is not None else [])
     for name, source in controllers:
         start = time.perf_counter()
         env = build_level_env(stones_args(run_dir, []), levels, episodes)
-        policy = HeuristicPolicy(env.num_actions) if source is None else load_policy(source, env, args, checkpoint)
+        policy = (
+            HeuristicPolicy(env.num_actions) if source is None else load_policy(source, env, args, checkpoint)
+        )
         outcome = run_episodes(env, policy)
         result[name] = level_table(levels, episodes, outcome, env.termination_manager.names)
         if log is not None:
@@ -215,7 +231,12 @@ def plot_stones(result: dict[str, Any], path: Path) -> None:
     labels = {"heuristic": "heuristic (Raibert + CoM PD) + QP", "rl_qp": "RL policy + QP"}
     for name in ("heuristic", "rl_qp"):
         if name in result:
-            ax.plot(result["levels"], [row["success_rate"] for row in result[name]], marker="o", label=labels[name])
+            ax.plot(
+                result["levels"],
+                [row["success_rate"] for row in result[name]],
+                marker="o",
+                label=labels[name],
+            )
     ax.set_xlabel("difficulty level (gap and height spread grow)")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.05, 1.05)

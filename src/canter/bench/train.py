@@ -114,7 +114,18 @@ def run_train_bench_launched(
     with tempfile.TemporaryDirectory(prefix="canter-bench-") as tmp:
         out = Path(tmp) / "result.json"
         profile = ["--profile-dir", profile_dir] if profile_dir else []
-        argv = ["bench", "train", "--task", task, "--seconds", str(seconds), "--out", str(out), *profile, *train_argv]
+        argv = [
+            "bench",
+            "train",
+            "--task",
+            task,
+            "--seconds",
+            str(seconds),
+            "--out",
+            str(out),
+            *profile,
+            *train_argv,
+        ]
         port = launch("canter", argv, nproc, port=port, cores_per_process=cores_per_process)
         result = json.loads(out.read_text())
     result["master_port"] = port

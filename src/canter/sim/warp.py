@@ -494,6 +494,11 @@ class WarpSimulator(Simulator):
                 self._graphs[key] = graph
             wp.capture_launch(graph)
 
+    def warp_scope(self) -> contextlib.AbstractContextManager[None]:
+        """The device and stream scope this simulator runs its warp work in, for other warp work on
+        its arrays (a camera's render): ordered after queued torch work, before later torch work."""
+        return self._scope()
+
     @contextlib.contextmanager
     def _scope(self) -> Iterator[None]:
         """Run warp work on this simulator's device; on CUDA, on its own stream, ordered after the
