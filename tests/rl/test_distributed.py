@@ -136,17 +136,24 @@ def test_resume_with_another_world_size_names_the_right_one(straight):
         train_main(["cartpole", "--resume", str(run_dir), "--max-iterations", "4"])
 
 
-def test_killed_rank_stops_the_other_with_a_clear_error(tmp_path):
-    """Two ranks started by hand (no torchrun agent to stop the survivor): kill rank 1 after the
-    first checkpoint; rank 0 must notice on its own, say so, and exit with code 3."""
-    run_dir = tmp_path / "run"
+def _start_ranks(tmp_path: Path, *flags: str) -> tuple[list[subprocess.Popen], list[Path]]:
+    """Two ranks of `canter.train cartpole` started by hand into tmp_path/run (no torchrun agent),
+    training toward 100000 iterations; their stderr goes to tmp_path/rank<r>.err."""
     env = _env()
     env.update({"WORLD_SIZE": "2", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port())})
-    argv = [sys.executable, "-m", "canter.train", "cartpole", "--run-dir", str(run_dir), *SMALL,
+    argv = [sys.executable, "-m", "canter.train", "cartpole", "--run-dir", str(tmp_path / "run"), *flags,
             "--max-iterations", "100000", "--dist-timeout", "60"]
     logs = [tmp_path / f"rank{r}.err" for r in range(2)]
     ranks = [subprocess.Popen(argv, env={**env, "RANK": str(r), "LOCAL_RANK": str(r)}, stdout=subprocess.DEVNULL,
                               stderr=logs[r].open("w")) for r in range(2)]
+    return ranks, logs
+
+
+def test_killed_rank_stops_the_other_with_a_clear_error(tmp_path):
+    """Two ranks started by hand (no torchrun agent to stop the survivor): kill rank 1 after the
+    first checkpoint; rank 0 must notice on its own, say so, and exit with code 3."""
+    run_dir = tmp_path / "run"
+    ranks, logs = _start_ranks(tmp_path, *SMALL)
     try:
         deadline = time.monotonic() + TIMEOUT_S
         while not (run_dir / "checkpoint.pt").exists():
@@ -169,14 +176,14 @@ FAULT = """
     if os.environ.get("RANK") == "1":
         from canter.rl import runner
 
-        original = runner.OnPolicyRunner._iteration
+        original = runner.OnPolicyRunner.run_iteration
 
-        def _iteration(self, *args, **kwargs):
+        def run_iteration(self, *args, **kwargs):
             if self.iteration == 1:
                 raise RuntimeError("injected fault")
             return original(self, *args, **kwargs)
 
-        runner.OnPolicyRunner._iteration = _iteration
+        runner.OnPolicyRunner.run_iteration = run_iteration
 """
 
 
@@ -191,3 +198,30 @@ def test_raising_rank_fails_the_launch_naming_it(tmp_path):
     assert result.returncode == 2, result.stderr[-2000:]
     assert "rank 1: internal error: RuntimeError: injected fault" in result.stderr
     assert "distributed run failed: rank 1 exited with code 1" in result.stderr
+
+
+def test_a_stop_signal_to_one_rank_stops_every_rank_at_the_same_iteration_with_a_checkpoint(tmp_path):
+    """SIGTERM to rank 1 alone, once learning runs: the ranks agree on the stop through the
+    iteration's all-reduce, stop after the same iteration and save one checkpoint with both parts
+    (the default save interval would have written none for 50 iterations)."""
+    run_dir = tmp_path / "run"
+    ranks, logs = _start_ranks(tmp_path, "--num-envs", "32", "--quiet")
+    try:
+        deadline = time.monotonic() + TIMEOUT_S
+        while not list(run_dir.glob("events.out.tfevents.*")):  # rank 0's logger exists: learning starts
+            assert time.monotonic() < deadline and ranks[0].poll() is None, logs[0].read_text()[-2000:]
+            time.sleep(0.2)
+        time.sleep(1.0)
+        ranks[1].send_signal(signal.SIGTERM)
+        for process in ranks:
+            process.wait(timeout=TIMEOUT_S)
+    finally:
+        for process in ranks:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    for log in logs:
+        assert "error" not in log.read_text(), log.read_text()[-2000:]
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    assert 1 <= saved["iteration"] < 100000 and len(saved["ranks"]) == 2
+    assert len(saved["history"]) == saved["iteration"]

@@ -10,7 +10,7 @@ import torch
 
 from canter.cli.train_cmd import eval_main, train_main
 from canter.core.errors import CanterError
-from canter.rl.checkpoint import load_checkpoint, save_atomic
+from canter.rl.checkpoint import load_checkpoint
 
 SMALL = ["--num-envs", "64", "--quiet", "--agent.save-interval", "100"]
 
@@ -60,22 +60,6 @@ def test_run_dir_holds_config_curves_and_events(tmp_path):
     files = {p.name for p in (tmp_path / "run").iterdir()}
     assert {"command.json", "config.yaml", "checkpoint.pt", "progress.csv", "training_curve.png"} <= files
     assert any(name.startswith("events.out.tfevents") for name in files)
-
-
-def test_crash_mid_write_keeps_previous_checkpoint(tmp_path, monkeypatch):
-    path = tmp_path / "checkpoint.pt"
-    save_atomic({"algorithm": {"x": torch.ones(3)}, "iteration": 1}, path)
-
-    def broken_save(obj, file):
-        file.write(b"partial")
-        raise OSError("disk full")
-
-    monkeypatch.setattr(torch, "save", broken_save)
-    with pytest.raises(OSError):
-        save_atomic({"algorithm": {"x": torch.zeros(3)}, "iteration": 2}, path)
-    monkeypatch.undo()
-    assert load_checkpoint(path)["iteration"] == 1
-    assert [p.name for p in tmp_path.iterdir()] == ["checkpoint.pt"]
 
 
 def test_corrupt_or_missing_checkpoint_is_a_clear_error(tmp_path):
@@ -209,3 +193,170 @@ def test_domain_randomized_resume_is_bitwise_identical_and_logs_the_same(tmp_pat
         if 2 in logged[tag]:
             assert resumed_logged[tag][2] == logged[tag][2], tag
     assert any(2 in values for values in logged.values())
+
+
+# --- stopping early, task checks, instability, memory (through the runner, no CLI) ---------------
+def _cartpole_runner(run_dir: Path, *, task: str = "cartpole", num_envs: int = 16, max_iterations: int = 1000,
+                     save_interval: int = 100, timestep: float | None = None):
+    from canter.envs.manager_env import ManagerBasedRLEnv
+    from canter.rl.runner import OnPolicyRunner
+    from canter.tasks import REGISTRY
+
+    spec = REGISTRY.get(task)
+    cfg = spec.env_cfg()
+    cfg.num_envs = num_envs
+    if timestep is not None:
+        cfg.sim.timestep = timestep
+    agent = spec.agent_cfg()
+    agent.max_iterations, agent.save_interval, agent.algo.num_steps_per_env = max_iterations, save_interval, 8
+    return OnPolicyRunner(ManagerBasedRLEnv(cfg), agent, run_dir, seed=0, cpu_physics=True, task=task)
+
+
+def _quiet_logger(run_dir: Path, total: int, start: int = 0, signals: dict[int, list[int]] | None = None):
+    """A Logger printing into a string; signals: iteration -> signals this process sends itself
+    while logging that iteration."""
+    import io
+    import os
+
+    from rich.console import Console
+
+    from canter.rl.logger import Logger
+
+    class SignallingLogger(Logger):
+        def log_iteration(self, iteration, scalars, curve):
+            super().log_iteration(iteration, scalars, curve)
+            for signum in (signals or {}).get(iteration, []):
+                os.kill(os.getpid(), signum)
+
+    return SignallingLogger(run_dir, total, start, console=Console(file=io.StringIO(), width=300))
+
+
+class _Escaped(Exception):
+    pass
+
+
+@pytest.fixture
+def no_default_signal_handlers():
+    """Signals the runner does not handle raise _Escaped here instead of killing pytest."""
+    import signal
+
+    def escape(signum, frame):
+        raise _Escaped(signum)
+
+    previous = {s: signal.signal(s, escape) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    yield escape
+    for s, handler in previous.items():
+        signal.signal(s, handler)
+
+
+def test_a_stop_signal_finishes_the_iteration_saves_and_resumes_bitwise(tmp_path, no_default_signal_handlers):
+    """SIGTERM while logging iteration 1: the runner finishes iteration 2, writes the checkpoint and
+    the curves, returns with stop_signal set and gives the handlers back; resuming from there to
+    iteration 4 is bitwise the run that was never stopped."""
+    import signal
+
+    runner = _cartpole_runner(tmp_path / "split")
+    logger = _quiet_logger(tmp_path / "split", 1000, signals={1: [signal.SIGTERM]})
+    last = runner.learn(logger)
+    assert runner.stop_signal == signal.SIGTERM and last["stop"] == 1.0 and last["stop_signal"] == signal.SIGTERM
+    assert runner.iteration == 3  # the stop is agreed at the end of an iteration: the next one
+    assert signal.getsignal(signal.SIGTERM) is no_default_signal_handlers
+    saved = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    assert saved["iteration"] == 3 and saved["meta"]["task"] == "cartpole"
+    assert len((tmp_path / "split" / "progress.csv").read_text().splitlines()) == 1 + 3  # without close()
+    assert (tmp_path / "split" / "training_curve.png").stat().st_size > 0
+
+    stale = tmp_path / "split" / f".checkpoint.pt.{2**22 + 7}.0a1b2c3d.tmp"  # a pid above Linux's pid_max
+    stale.write_bytes(b"partial")  # a writer killed mid-write
+    resumed = _cartpole_runner(tmp_path / "split", max_iterations=4)
+    assert not stale.exists()  # gone at the next start
+    resumed.load(tmp_path / "split" / "checkpoint.pt")
+    resumed.learn()
+    assert resumed.stop_signal is None
+    straight = _cartpole_runner(tmp_path / "straight", max_iterations=4)
+    straight.learn()
+    assert _same(load_checkpoint(tmp_path / "straight" / "checkpoint.pt"), load_checkpoint(tmp_path / "split" / "checkpoint.pt"))
+
+
+def test_a_second_sigint_stops_at_once_and_keeps_the_last_checkpoint(tmp_path, no_default_signal_handlers):
+    import signal
+
+    runner = _cartpole_runner(tmp_path, save_interval=1)
+    logger = _quiet_logger(tmp_path, 1000, signals={1: [signal.SIGINT, signal.SIGINT]})
+    with pytest.raises(KeyboardInterrupt):
+        runner.learn(logger)
+    assert signal.getsignal(signal.SIGINT) is no_default_signal_handlers
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 1
+    assert [p.name for p in tmp_path.glob(".*.tmp")] == []
+
+
+def test_sigint_to_canter_train_saves_a_checkpoint_and_the_curves(tmp_path):
+    """`canter train` interrupted with Ctrl-C (SIGINT) after it started learning: the iteration under
+    way ends, checkpoint.pt and progress.csv are written (the default save interval is 50)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run_dir = tmp_path / "run"
+    code = "from canter.cli.main import entrypoint; entrypoint()"
+    process = subprocess.Popen([sys.executable, "-c", code, "train", "cartpole", "--num-envs", "16", "--max-iterations",
+                                "1000", "--run-dir", str(run_dir), "--quiet"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while not list(run_dir.glob("events.out.tfevents.*")):  # the logger exists: learning starts
+            assert process.poll() is None, process.communicate()[1][-2000:]
+            time.sleep(0.1)
+        time.sleep(1.0)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert "Traceback" not in stderr, stderr[-2000:]
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    assert 1 <= saved["iteration"] < 1000
+    assert len((run_dir / "progress.csv").read_text().splitlines()) == 1 + saved["iteration"]
+
+
+def test_a_checkpoint_of_another_task_is_refused_in_one_line(tmp_path):
+    ant = _cartpole_runner(tmp_path / "ant", task="ant", num_envs=4, max_iterations=1)
+    ant.learn()
+    cartpole = _cartpole_runner(tmp_path / "cartpole", num_envs=4)
+    expected = (f"{tmp_path / 'ant' / 'checkpoint.pt'} is for task ant (obs 41, actions 8), "
+                f"this run is task cartpole (obs 4, actions 1)")
+    with pytest.raises(CanterError) as caught:
+        cartpole.load(tmp_path / "ant" / "checkpoint.pt")
+    assert str(caught.value) == expected
+    with pytest.raises(CanterError) as caught:
+        cartpole.load_policy(tmp_path / "ant" / "checkpoint.pt")
+    assert str(caught.value) == expected
+    old = {"algorithm": load_checkpoint(tmp_path / "ant" / "checkpoint.pt")["algorithm"], "iteration": 1}
+    torch.save(old, tmp_path / "old.pt")  # a checkpoint from before the per-rank parts and the metadata
+    with pytest.raises(CanterError, match=r"old.pt was written by an older Canter \(it lacks meta, wall_time_s, "):
+        cartpole.load(tmp_path / "old.pt")
+
+
+def test_physics_blow_ups_are_counted_per_iteration_and_reported(tmp_path, capfd):
+    """The ant at a 0.5 s timestep: the non-finite resets of each iteration reach the statistics,
+    progress.csv and TensorBoard, and one warning line sums them up with MuJoCo's warnings, which
+    no longer flood stderr."""
+    runner = _cartpole_runner(tmp_path, task="ant", num_envs=8, max_iterations=2, timestep=0.5)
+    logger = _quiet_logger(tmp_path, 2)
+    last = runner.learn(logger)
+    logger.close(runner.history)
+    per_iteration = [row["nonfinite_resets"] for row in runner.history]
+    assert last["nonfinite_resets"] == per_iteration[-1] and sum(per_iteration) == last["nonfinite_resets_total"] > 0
+    assert int(runner.env.sim.nonfinite_total) == last["nonfinite_resets_total"]
+    import csv
+
+    with open(tmp_path / "progress.csv") as file:
+        assert [float(row["nonfinite_resets"]) for row in csv.DictReader(file)] == per_iteration
+    assert [value for _, value in _scalars(tmp_path, "Train/nonfinite_resets_total")["Train/nonfinite_resets_total"]] == [
+        sum(per_iteration[: i + 1]) for i in range(2)]
+    printed = logger.console.file.getvalue()
+    assert printed.count("warning:") == 1  # at most one line per 10 iterations
+    assert "physics blew up" in printed and "MuJoCo warned" in printed and "unstable" in printed
+    assert "WARNING" not in capfd.readouterr().err
+

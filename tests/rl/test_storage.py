@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from canter.core.errors import ConfigError
 from canter.core.rng import make_generator
 from canter.rl.storage import RolloutStorage
 
@@ -21,17 +22,15 @@ def filled_storage() -> RolloutStorage:
     )
     for t in range(NUM_STEPS):
         k = torch.arange(NUM_ENVS, dtype=torch.float32) + t * NUM_ENVS
-        storage.add_transition(
+        storage.store_policy_step(
             observations={"policy": torch.stack([k, -k], dim=-1), "critic": k[:, None], "unused": k},
             actions=k[:, None],
             log_probs=k,
             action_mean=k[:, None],
             action_std=k[:, None],
             values=k,
-            rewards=k,
-            terminated=(k.long() % 4) == 0,
-            truncated=torch.zeros(NUM_ENVS, dtype=torch.bool),
         )
+        storage.store_env_step(rewards=k, terminated=(k.long() % 4) == 0, truncated=torch.zeros(NUM_ENVS, dtype=torch.bool))
     storage.returns.copy_(storage.values)
     storage.advantages.copy_(storage.values)
     return storage
@@ -111,3 +110,11 @@ def test_compute_returns_requires_a_full_rollout():
     )
     with pytest.raises(RuntimeError, match="full rollout"):
         storage.compute_returns(torch.zeros(2), 0.99, 0.95, normalize=False)
+
+
+def test_rollout_storage_too_large_for_memory_is_refused_with_an_estimate():
+    # 4 bytes x (27 observations + 3 x 1 action + 5) + 2 flags = 142 bytes per transition
+    with pytest.raises(ConfigError, match=r"^algo.num_steps_per_env: needs about [\d.]+ [TG]B of memory \(rollout storage "
+                                          r"of 1,000,000,000 steps x 64 envs x 142 bytes\), only .* is available on cpu$"):
+        RolloutStorage(num_envs=64, num_transitions_per_env=10**9, observation_shapes={"policy": (27,)}, num_actions=1,
+                       device="cpu")

@@ -94,7 +94,7 @@ def test_expand_gives_per_env_model_fields():
     z = sim.qpos[:, 2]
     assert z[0] == z[1] == z[3]  # same parameters, same trajectory
     assert z[2] != z[0]  # a heavier torso sinks differently
-    assert sim.model_bytes() >= 4 * sim.model.nbody * 8
+    assert sim.get_state()["model/body_mass"].shape == (4, sim.model.nbody)  # saved with the state
     with pytest.raises(ConfigError, match="no per-env field"):
         sim.expand("not_a_field")
 
@@ -182,3 +182,36 @@ def test_derived_field_asked_for_after_stepping_is_filled_from_the_next_step():
     for sim in (early, late):
         sim.step()
     assert torch.equal(bound_early, bound_late)
+
+
+def test_every_blow_up_of_an_env_is_caught_and_mujocos_warnings_are_counted_not_printed(capfd, tmp_path, monkeypatch):
+    """At a 0.5 s timestep the ant blows up again and again. MuJoCo resets such an env itself and
+    counts a warning, but it counts and warns only while the count is 0: each catch after an env's
+    first went unseen while the counters stayed at 1. Every blow-up must be caught (its clock jumps
+    back to one step), and MuJoCo's warnings counted instead of flooding stderr and MUJOCO_LOG.TXT."""
+    from canter.sim import mjwarnings
+    from canter.sim.backend import make_simulator
+
+    monkeypatch.chdir(tmp_path)
+    sim = make_simulator(load_model(ANT, timestep=0.5), 4, SimCfg(num_threads=1), torch.device("cpu"))
+    mjwarnings.take()
+    g = torch.Generator().manual_seed(0)
+    jumped_back = caught = 0
+    for _ in range(60):
+        sim.ctrl.copy_(torch.randn(sim.ctrl.shape, generator=g, dtype=torch.float64))
+        time_before = sim.batch.state[:, 0].copy()
+        sim.step()
+        jumped_back += int((sim.batch.state[:, 0] < time_before).sum())  # MuJoCo reset it (or we did)
+        caught += int(sim.nonfinite.sum())
+    assert caught >= jumped_back > 10  # measured: 38 blow-ups in 60 steps of 4 envs
+    assert int(sim.nonfinite_total) == caught
+    warned = mjwarnings.take()
+    assert sum(warned.values()) > 10 and all("unstable" in message for message in warned)
+    assert "WARNING" not in capfd.readouterr().err
+    assert not (tmp_path / "MUJOCO_LOG.TXT").exists()
+
+
+def test_a_batch_too_large_for_memory_is_refused_with_an_estimate():
+    with pytest.raises(ConfigError, match=r"num_envs: needs about [\d.]+ [TG]B of memory \(1,000,000,000 envs x ~[\d,]+ bytes\), "
+                                          r"only [\d.]+ [kMGT]?B is available on cpu"):
+        _sim(10**9)

@@ -74,7 +74,7 @@ def train_canter(
         runner.algorithm.train_mode()
         frames, start = 0, time.perf_counter()
         while time.perf_counter() - start < seconds:
-            obs, stats = runner._iteration(obs, None)
+            obs, stats = runner.run_iteration(obs, None)
             frames += num_envs * args.agent.algo.num_steps_per_env
             totals.append(stats["total_fps"])
             curve.append((time.perf_counter() - start, stats["mean_return"]))

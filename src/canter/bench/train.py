@@ -54,7 +54,7 @@ def run_train_bench(
             return time.perf_counter() - start >= seconds and len(rows) >= 1
 
         while not (rows and rows[-1]["stop"]):
-            obs, stats = runner._iteration(obs, None, should_stop=time_is_up)
+            obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
             runner.iteration += 1
             rows.append(stats)
             if progress is not None and info.is_main:
@@ -142,7 +142,7 @@ def _profile_iteration(runner: OnPolicyRunner, obs: dict[str, torch.Tensor], pat
         activities.append(ProfilerActivity.CUDA)
     path.parent.mkdir(parents=True, exist_ok=True)
     with profile(activities=activities) as profiler:
-        runner._iteration(obs, None)
+        runner.run_iteration(obs, None)
         runner.iteration += 1
     profiler.export_chrome_trace(str(path))
     return path

@@ -31,6 +31,7 @@ from canter.managers.reward import RewardManager
 from canter.managers.termination import TerminationManager
 from canter.mdp.randomization import randomization_summary
 from canter.scene.scene import Scene
+from canter.sim import mjwarnings
 from canter.sim.backend import make_simulator
 from canter.sim.model import keyframe_index, load_model
 from canter.terrains.terrain import Terrain
@@ -85,6 +86,7 @@ class ManagerBasedRLEnv:
         self._startup_log: dict[str, torch.Tensor] = dict(self.extras["log"])
         self._pending_log = dict(self._startup_log)
         self.obs_buf: dict[str, torch.Tensor] = {}
+        self._no_catches = torch.zeros((), dtype=torch.int64, device=self.device)
 
     # --- VecEnv -----------------------------------------------------------------------------
     @property
@@ -135,6 +137,7 @@ class ManagerBasedRLEnv:
             self._pending_log = {}
             self.extras["episode_return"] = self.episode_return.clone()
             self.extras["episode_length"] = self.episode_length_buf.float()
+            self.extras["nonfinite_resets"] = self._no_catches if caught is None else caught.sum()
             reset_ids = done.nonzero().squeeze(1)
             if reset_ids.numel() > 0:
                 self._reset_idx(reset_ids)
@@ -214,16 +217,20 @@ class ManagerBasedRLEnv:
         self.command_manager.load_state_dict(state["command"])
         self.event_manager.load_state_dict(state["event"])
         self.curriculum_manager.load_state_dict(state["curriculum"])
-        if self.terrain is not None and "terrain" in state:
+        if self.terrain is not None:
             self.terrain.load_state_dict(state["terrain"])
-        if "randomization" in state:  # checkpoints written before it was saved have none
-            self.randomization_state = {k: v.clone().to(self.device) for k, v in state["randomization"].items()}
-            self._startup_log = {}
-            for name in self._startup_randomization:
-                if name in self.randomization_state:
-                    self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
+        self.randomization_state = {k: v.clone().to(self.device) for k, v in state["randomization"].items()}
+        self._startup_log = {}
+        for name in self._startup_randomization:
+            if name in self.randomization_state:
+                self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
         self._pending_log = dict(self._startup_log)
         self.scene.invalidate()
+
+    def take_sim_warnings(self) -> dict[str, int]:
+        """MuJoCo's warnings since the last call (message -> count; counted, not printed: see
+        canter.sim.mjwarnings). Process-wide: every env of this process reports into one count."""
+        return mjwarnings.take()
 
     def close(self) -> None:
         pass

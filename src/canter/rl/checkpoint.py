@@ -1,10 +1,15 @@
 """Atomic checkpoint files: written to a temporary file in the same folder, then renamed over the
-old one, so a crash mid-write leaves the previous checkpoint whole and loadable."""
+old one, so a crash mid-write leaves the previous checkpoint whole and loadable.
+
+The temporary file is named `.<name>.<pid>.<random>.tmp`. A process killed mid-write (kill -9, power
+loss) leaves it behind; `remove_stale_temps` deletes those whose writer is no longer alive.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,21 +17,87 @@ import torch
 
 from canter.core.errors import CanterError
 
+# the writer of torch.save reports a failed write (a full disk among the causes) as a RuntimeError
+_TORCH_WRITE_FAILURES = ("inline_container", "file write failed", "PytorchStreamWriter")
+
 
 def save_atomic(payload: dict[str, Any], path: str | Path) -> Path:
+    """Write `payload` with torch.save to `path` atomically; returns the path.
+
+    A failed write removes its temporary file and leaves the previous file as it was. A full disk or
+    any other OS error is a CanterError naming the file (a full disk with the bytes asked for).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
-        with os.fdopen(handle, "wb") as file:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as file:
             torch.save(payload, file)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
+        os.replace(tmp, path)
+    except BaseException as err:
+        tmp.unlink(missing_ok=True)
+        if isinstance(err, OSError) or (isinstance(err, RuntimeError) and any(s in str(err) for s in _TORCH_WRITE_FAILURES)):
+            raise CanterError(_write_failure(path, payload, err)) from err
         raise
     return path
+
+
+def _write_failure(path: Path, payload: dict[str, Any], err: BaseException) -> str:
+    """One line on why writing `path` failed: a full disk (with the bytes needed and free), or the
+    OS's reason."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        free = None
+    needed = payload_bytes(payload)
+    full = getattr(err, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or (free is not None and free < needed)
+    if full:
+        free_text = f", {free:,} free" if free is not None else ""
+        return f"cannot write checkpoint {path}: disk full ({needed:,} bytes needed{free_text})"
+    reason = err.strerror if isinstance(err, OSError) and err.strerror else " ".join(str(err).split())[:200]
+    return f"cannot write checkpoint {path}: {reason}"
+
+
+def payload_bytes(tree: Any) -> int:
+    """Bytes of the tensors in a nested dict/list payload (what a checkpoint of it needs, roughly)."""
+    if isinstance(tree, torch.Tensor):
+        return tree.numel() * tree.element_size()
+    if isinstance(tree, dict):
+        return sum(payload_bytes(value) for value in tree.values())
+    if isinstance(tree, (list, tuple)):
+        return sum(payload_bytes(value) for value in tree)
+    return 0
+
+
+def remove_stale_temps(folder: str | Path, names: tuple[str, ...]) -> list[Path]:
+    """Delete the temporary files `.<name>.*.tmp` of interrupted atomic writes of `names` in `folder`
+    whose writing process is gone (or is this one, which is not writing now); returns what was
+    removed. Errors (a read-only folder) are ignored: a stale file is harmless."""
+    removed = []
+    temps = [tmp for name in names for tmp in Path(folder).glob(f".{name}.*.tmp")]
+    for tmp in temps:
+        parts = tmp.name.split(".")  # ['', name..., pid, random, 'tmp']
+        pid = int(parts[-3]) if len(parts) >= 5 and parts[-3].isdigit() else None
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            continue
+        try:
+            tmp.unlink()
+            removed.append(tmp)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
@@ -41,3 +112,34 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     if not isinstance(payload, dict) or "algorithm" not in payload:
         raise CanterError(f"{path} is not a Canter checkpoint")
     return payload
+
+
+def check_compatible(payload: dict[str, Any], path: str | Path, meta: dict[str, Any],
+                     policy_state: dict[str, torch.Tensor]) -> None:
+    """CanterError (one line) unless `payload` is a checkpoint of this run's task and policy shape.
+
+    meta: this run's {"task", "observation_shapes", "num_actions"}; policy_state: its policy's
+    state_dict, whose parameter names and shapes the checkpoint's must match.
+    """
+    saved = payload.get("meta") or {}
+    theirs = payload["algorithm"]["policy"]
+    differs = [key for key in sorted(set(theirs) | set(policy_state))
+               if key not in theirs or key not in policy_state or theirs[key].shape != policy_state[key].shape]
+    other_task = saved.get("task") and meta.get("task") and saved["task"] != meta["task"]
+    if not differs and not other_task:
+        return
+    if saved:
+        raise CanterError(f"{path} is for {_describe(saved)}, this run is {_describe(meta)}")
+    key = differs[0]
+    shape = tuple(theirs[key].shape) if key in theirs else "absent"
+    raise CanterError(f"{path} holds another policy: {key} is {shape} there, "
+                      f"{tuple(policy_state[key].shape) if key in policy_state else 'absent'} here")
+
+
+def _describe(meta: dict[str, Any]) -> str:
+    """'task ant (obs 27, actions 8)' (observation groups other than "policy" named)."""
+    shapes = meta.get("observation_shapes", {})
+    obs = ", ".join(f"obs {'x'.join(map(str, shape))}" if group == "policy" else f"{group} {'x'.join(map(str, shape))}"
+                    for group, shape in shapes.items())
+    task = f"task {meta['task']}" if meta.get("task") else "an unnamed task"
+    return f"{task} ({obs}, actions {meta.get('num_actions')})"

@@ -1,19 +1,28 @@
 """Training logs: a rich progress line, TensorBoard scalars, a CSV of the curves and a PNG plot.
 
 Rank 0 alone logs (see canter.rl.distributed); the others construct a Logger with enabled=False.
+progress.csv and training_curve.png are rewritten (atomically: a temporary file renamed over the
+old one) at every checkpoint and at close, so a killed run keeps them up to its last checkpoint.
 """
 
 from __future__ import annotations
 
 import csv
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps", "total_fps")
+CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
+              "total_fps", "nonfinite_resets")
+CURVE_FILES = ("progress.csv", "training_curve.png")
+# non-finite resets above this share of all resets earn a warning line ...
+NONFINITE_WARN_SHARE = 0.01
+# ... and after one, the next comes this many iterations later at the soonest
+WARN_EVERY = 10
 
 
 class Logger:
@@ -25,6 +34,8 @@ class Logger:
         self._writer: Any = None
         self._progress: Progress | None = None
         self._task: Any = None
+        self._unstable = {"nonfinite": 0.0, "resets": 0.0, "since": -WARN_EVERY}
+        self._sim_warnings: dict[str, int] = {}
         if not enabled:
             return
         from torch.utils.tensorboard import SummaryWriter
@@ -54,8 +65,49 @@ class Logger:
             f"step {curve['step_fps']:>9,.0f}/s  step+inf {curve['step_inference_fps']:>9,.0f}/s  "
             f"total {curve['total_fps']:>9,.0f}/s"
         )
+        if curve.get("nonfinite_resets", 0.0) > 0:
+            status += f"  [yellow]non-finite resets {curve['nonfinite_resets']:,.0f}[/yellow]"
         assert self._progress is not None
         self._progress.update(self._task, completed=iteration + 1, status=status)
+
+    def warn(self, text: str) -> None:
+        """One warning line above the progress bar (rank 0)."""
+        if self.enabled:
+            self.console.print(f"[yellow]warning:[/yellow] {text}")
+
+    def note_instability(self, iteration: int, nonfinite_resets: float, resets: float, sim_warnings: dict[str, int]) -> None:
+        """Counts of one iteration: envs reset because their physics blew up, all resets, and the
+        simulator's warnings (message -> count). A warning line when the blown-up share exceeds
+        NONFINITE_WARN_SHARE or the simulator warned; after one, the next comes WARN_EVERY iterations
+        later at the soonest, with the counts of the iterations between."""
+        unstable = self._unstable
+        unstable["nonfinite"] += nonfinite_resets
+        unstable["resets"] += resets
+        for message, count in sim_warnings.items():
+            self._sim_warnings[message] = self._sim_warnings.get(message, 0) + count
+        if iteration - unstable["since"] < WARN_EVERY:
+            return
+        nonfinite, resets = unstable["nonfinite"], max(unstable["resets"], 1.0)
+        parts = []
+        if nonfinite > NONFINITE_WARN_SHARE * resets:
+            parts.append(f"{nonfinite:,.0f} of {resets:,.0f} resets ({nonfinite / resets:.0%}) were envs whose physics "
+                         f"blew up (non-finite or unstable state)")
+        if self._sim_warnings:
+            ranked = sorted(self._sim_warnings.items(), key=lambda item: -item[1])
+            parts.append("MuJoCo warned " + "; ".join(f"{count:,} x {message!r}" for message, count in ranked))
+        if parts:
+            self.warn(f"iteration {iteration}: " + "; ".join(parts) + " (a smaller timestep may help)")
+            unstable["since"] = iteration
+        self._sim_warnings = {}
+        unstable["nonfinite"] = unstable["resets"] = 0.0
+
+    def checkpoint(self, history: list[dict[str, float]]) -> None:
+        """A checkpoint was written: bring progress.csv, the plot and TensorBoard's files up to it."""
+        self.history = history
+        if not self.enabled:
+            return
+        self._writer.flush()
+        self.write_curves()
 
     def close(self, history: list[dict[str, float]]) -> None:
         """Stop the progress display and write the curves of the whole run (resumes included)."""
@@ -72,12 +124,30 @@ class Logger:
         """progress.csv and training_curve.png over the whole history (resumed runs included)."""
         if not self.history:
             return
-        with open(self.run_dir / "progress.csv", "w", newline="") as file:
+        with _atomic(self.run_dir / "progress.csv") as tmp, open(tmp, "w", newline="") as file:
             writer = csv.DictWriter(file, fieldnames=CURVE_KEYS)
             writer.writeheader()
             for row in self.history:
                 writer.writerow({k: row.get(k, float("nan")) for k in CURVE_KEYS})
-        plot_curves(self.history, self.run_dir / "training_curve.png")
+        with _atomic(self.run_dir / "training_curve.png") as tmp:
+            plot_curves(self.history, tmp)
+
+
+class _atomic:
+    """`with _atomic(path) as tmp:` write tmp; on success it replaces path, on failure it goes."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+
+    def __enter__(self) -> Path:
+        return self.tmp
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        if kind is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
 
 
 def plot_curves(history: list[dict[str, float]], path: Path) -> None:
@@ -99,5 +169,5 @@ def plot_curves(history: list[dict[str, float]], path: Path) -> None:
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    fig.savefig(path, dpi=100, format="png")
     plt.close(fig)

@@ -9,12 +9,23 @@ statistics of an iteration are summed over ranks in one all-reduce (FPS figures 
 return covers every rank's episodes), the time budget is decided together, and checkpoints are
 collective: every rank hands rank 0 its env state and generator, rank 0 alone writes the file (and
 alone logs). Resuming needs the same world size; rank 0 reads the file and hands each rank its part.
+
+Stopping early. `learn` handles SIGINT, SIGTERM and SIGHUP (in the main thread): the first signal
+lets the iteration under way finish — a rollout is never cut, so the checkpoint holds exactly the
+state an uninterrupted run has after that iteration and resuming from it stays bitwise identical —
+then the checkpoint (and the logger's curves) are written and `learn` returns with `stop_signal`
+set. Every rank stops at the same iteration: the signals received ride on the iteration's one
+all-reduce. A second SIGINT raises KeyboardInterrupt at once; checkpoint writes are atomic, so the
+last checkpoint stays whole.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,12 +39,14 @@ from canter.core.validate import Validated, require_at_least, require_positive
 from canter.envs.vec_env import VecEnv
 from canter.rl import distributed
 from canter.rl.algorithm import OnPolicyAlgorithm
-from canter.rl.checkpoint import load_checkpoint, save_atomic
+from canter.rl.checkpoint import check_compatible, load_checkpoint, remove_stale_temps, save_atomic
 from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.factory import make_algorithm
-from canter.rl.logger import Logger
+from canter.rl.logger import CURVE_FILES, Logger
 
 CHECKPOINT = "checkpoint.pt"
+# the signals that stop training gracefully, in the order a simultaneous arrival reports them
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 @dataclass(kw_only=True)
@@ -70,12 +83,18 @@ class OnPolicyRunner:
     """Trains `env`'s policy with cfg's algorithm; checkpoints and logs go to run_dir (rank 0).
 
     seed: the base seed (the env's own seed is set by whoever built it). cpu_physics: the physics
-    runs on MuJoCo's CPU thread pool, so rollouts keep torch on one thread. Under torch.distributed
-    the rank is this process's, and threads default to this machine's cores shared by its ranks.
+    runs on MuJoCo's CPU thread pool, so rollouts keep torch on one thread. task: the task's name,
+    written into checkpoints and checked when loading one. Under torch.distributed the rank is this
+    process's, and threads default to this machine's cores shared by its ranks.
+
+    Rank 0 removes the temporary files of checkpoint writes that a killed process left in run_dir.
+    After `learn` returns, `stop_signal` is the signal that stopped it early, else None.
     """
 
-    def __init__(self, env: VecEnv, cfg: RunnerCfg, run_dir: Path, *, seed: int, cpu_physics: bool):
+    def __init__(self, env: VecEnv, cfg: RunnerCfg, run_dir: Path, *, seed: int, cpu_physics: bool,
+                 task: str | None = None):
         self.env = env
+        self.task = task
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.dist = distributed.info()
@@ -85,6 +104,11 @@ class OnPolicyRunner:
         self.iteration = 0
         self.wall_time_s = 0.0
         self.history: list[dict[str, float]] = []
+        self.nonfinite_resets_total = 0.0  # envs reset for a blown-up physics state, all ranks, whole run
+        self.stop_signal: signal.Signals | None = None
+        self._signal: signal.Signals | None = None  # received by this process during learn()
+        if self.rank == 0 and self.run_dir.is_dir():
+            remove_stale_temps(self.run_dir, (CHECKPOINT, *CURVE_FILES))
         cores = distributed.cores_per_process()
         self.rollout_threads = cfg.rollout_threads or (1 if cpu_physics else cores)
         self.learn_threads = cfg.learn_threads or cores
@@ -131,16 +155,30 @@ class OnPolicyRunner:
         if parts is None:
             return None
         payload = {
+            "meta": self._meta(),
             "iteration": self.iteration,
             "wall_time_s": self.wall_time_s,
             "algorithm": self.algorithm.state_dict(),
             "hidden_states": parts[0]["hidden_states"],
             "env": parts[0]["env"],
             "history": self.history,
+            "nonfinite_resets_total": self.nonfinite_resets_total,
             "world_size": len(parts),
             "ranks": parts,
         }
         return save_atomic(payload, path or self.run_dir / CHECKPOINT)
+
+    def _meta(self) -> dict[str, Any]:
+        """What a checkpoint is for: the task, its observation groups and actions."""
+        return {"task": self.task, "observation_shapes": dict(self.env.observation_shapes),
+                "num_actions": self.env.num_actions}
+
+    def load_policy(self, path: Path) -> None:
+        """Loads only the policy (parameters and normalizers) of a checkpoint, for play/eval; one
+        process. A checkpoint of another task or shape is a CanterError saying which."""
+        payload = load_checkpoint(path, map_location=self.env.device)
+        check_compatible(payload, path, self._meta(), self.algorithm.policy.state_dict())
+        self.algorithm.policy.load_state_dict(payload["algorithm"]["policy"])
 
     def load(self, path: Path) -> None:
         """Restores a checkpoint written with this run's world size (else CanterError).
@@ -153,6 +191,7 @@ class OnPolicyRunner:
         if self.rank == 0:
             try:
                 shared, parts = _read_checkpoint(path, world_size, self.env.device if world_size == 1 else "cpu")
+                check_compatible(shared, path, self._meta(), self.algorithm.policy.state_dict())
             except CanterError as err:
                 error = str(err)
         error = distributed.broadcast_object(error)
@@ -160,7 +199,7 @@ class OnPolicyRunner:
             raise CanterError(error)
         shared = distributed.broadcast_object(shared)
         part = distributed.scatter_object(parts)
-        if part.get("num_envs") is not None and int(part["num_envs"]) != self.env.num_envs:
+        if int(part["num_envs"]) != self.env.num_envs:
             raise CanterError(f"{path} holds {part['num_envs']} envs per process, this run has {self.env.num_envs}")
         self.algorithm.load_state_dict(shared["algorithm"])
         self.algorithm.generator.set_state(part["generator"].cpu())
@@ -170,46 +209,87 @@ class OnPolicyRunner:
         self.iteration = int(shared["iteration"])
         self.wall_time_s = float(shared["wall_time_s"])
         self.history = list(shared["history"])
+        self.nonfinite_resets_total = float(shared["nonfinite_resets_total"])
 
     # --- training -----------------------------------------------------------------------------
     def learn(self, logger: Logger | None = None) -> dict[str, float]:
-        """Train until max_iterations or max_time_s; returns the last iteration's statistics."""
+        """Train until max_iterations, max_time_s or a stop signal (see the module docstring);
+        returns the last iteration's statistics. The checkpoint is written every save_interval
+        iterations and when stopping; the logger's curves with it."""
         env, algorithm = self.env, self.algorithm
-        obs = env.get_observations() if self.iteration > 0 else env.reset()[0]
-        algorithm.train_mode()
+        self.stop_signal = self._signal = None
         last: dict[str, float] = {}
-        start_wall = self.wall_time_s
-        session_start = time.perf_counter()
-        max_time_s = self.cfg.max_time_s
+        with self._stop_signals():
+            obs = env.get_observations() if self.iteration > 0 else env.reset()[0]
+            algorithm.train_mode()
+            start_wall = self.wall_time_s
+            session_start = time.perf_counter()
+            max_time_s = self.cfg.max_time_s
 
-        def time_is_up() -> bool:
-            return max_time_s is not None and time.perf_counter() - session_start >= max_time_s
+            def time_is_up() -> bool:
+                return max_time_s is not None and time.perf_counter() - session_start >= max_time_s
 
-        saved = False
-        while self.iteration < self.cfg.max_iterations:
-            obs, last = self._iteration(obs, logger, should_stop=time_is_up)
-            self.wall_time_s = start_wall + time.perf_counter() - session_start
-            self.iteration += 1
-            saved = self.iteration % self.cfg.save_interval == 0
-            if saved:
-                self.save()
-            if last["stop"]:
-                break
-        if not saved:
-            self.save()
+            saved = False
+            while self.iteration < self.cfg.max_iterations:
+                obs, last = self.run_iteration(obs, logger, should_stop=time_is_up)
+                self.wall_time_s = start_wall + time.perf_counter() - session_start
+                self.iteration += 1
+                saved = self.iteration % self.cfg.save_interval == 0
+                if saved:
+                    self._save(logger)
+                if last["stop_signal"]:
+                    self.stop_signal = signal.Signals(int(last["stop_signal"]))
+                if last["stop"]:
+                    break
+            if not saved:
+                self._save(logger)
         return last
 
-    def _iteration(
-        self, obs: dict[str, torch.Tensor], logger: Logger | None, should_stop: Callable[[], bool] | None = None
+    def _save(self, logger: Logger | None) -> None:
+        self.save()
+        if logger is not None:
+            logger.checkpoint(self.history)
+
+    @contextmanager
+    def _stop_signals(self) -> Iterator[None]:
+        """Within: the first stop signal asks for a stop at the end of the iteration under way; a
+        second SIGINT raises KeyboardInterrupt (other repeats, e.g. a launcher's SIGTERM after the
+        terminal's SIGINT, only repeat the request). Only the main thread can own handlers."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_signal(signum: int, frame: Any) -> None:
+            if self._signal is not None and signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            if self._signal is None:
+                self._signal = signal.Signals(signum)
+
+        previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+            self._signal = None  # stop_signal keeps what stopped this learn()
+
+    def run_iteration(
+        self, obs: dict[str, torch.Tensor], logger: Logger | None = None, should_stop: Callable[[], bool] | None = None
     ) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
-        """One rollout + update. Statistics are summed over ranks; "stop" is true when should_stop()
-        (asked at the end of the iteration) is true on any rank, so every rank stops together."""
+        """One rollout + update from `obs` (the env's current observations); returns the next
+        observations and the iteration's statistics, summed over ranks: mean_return,
+        mean_episode_length, episodes, the FPS figures, times, losses, nonfinite_resets (envs reset
+        for a blown-up physics state this iteration) and nonfinite_resets_total (the whole run's).
+        "stop" is 1.0 when should_stop() (asked at the end of the iteration) is true or a stop signal
+        arrived on any rank, so every rank stops together; "stop_signal" is that signal's number (0:
+        none). Does not advance `iteration` (learn does)."""
         env, algorithm = self.env, self.algorithm
         device = env.device
         num_steps = algorithm.cfg.num_steps_per_env
         return_sum = torch.zeros((), device=device)
         length_sum = torch.zeros((), device=device)
         episodes = torch.zeros((), device=device)
+        nonfinite = torch.zeros((), device=device)
         log_sums: dict[str, torch.Tensor] = {}
         log_counts: dict[str, int] = {}
         step_time = inference_time = 0.0
@@ -231,6 +311,8 @@ class OnPolicyRunner:
                 return_sum += torch.sum(extras["episode_return"] * done)
                 length_sum += torch.sum(extras["episode_length"] * done)
                 episodes += done.sum()
+                if "nonfinite_resets" in extras:
+                    nonfinite += extras["nonfinite_resets"]
                 for key, value in extras.get("log", {}).items():
                     log_sums[key] = log_sums.get(key, 0.0) + torch.as_tensor(value, device=device, dtype=torch.float32)
                     log_counts[key] = log_counts.get(key, 0) + 1
@@ -243,9 +325,11 @@ class OnPolicyRunner:
         transitions = env.num_envs * num_steps
         stop = should_stop is not None and should_stop()
         rates = [transitions / step_time, transitions / (step_time + inference_time), transitions / iteration_time]
-        stats = _reduce_statistics(torch.stack([return_sum, length_sum, episodes]), rates, stop)
+        stats = _reduce_statistics(torch.stack([return_sum, length_sum, episodes, nonfinite]), rates, stop, self._signal)
+        self.nonfinite_resets_total += stats["nonfinite_resets"]
+        stats["nonfinite_resets_total"] = self.nonfinite_resets_total
         stats.update(iteration_time_s=iteration_time, collect_time_s=collect_time, learn_time_s=iteration_time - collect_time)
-        scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes"))}
+        scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes", "nonfinite_"))}
         scalars.update({f"Perf/{k}": v for k, v in stats.items() if k.endswith(("fps", "_s"))})
         scalars.update({f"Loss/{k}": float(v) for k, v in losses.items()})
         scalars.update({k: float(v) / log_counts[k] for k, v in log_sums.items()})
@@ -258,11 +342,14 @@ class OnPolicyRunner:
             "step_fps": stats["step_fps"],
             "step_inference_fps": stats["step_inference_fps"],
             "total_fps": stats["total_fps"],
+            "nonfinite_resets": stats["nonfinite_resets"],
         }
         if self.rank == 0:
             self.history.append(curve)
         if logger is not None:
             logger.log_iteration(self.iteration, scalars, curve)
+            take = getattr(self.env, "take_sim_warnings", None)  # this process's; the counts are all ranks'
+            logger.note_instability(self.iteration, stats["nonfinite_resets"], stats["episodes"], take() if take else {})
         return obs, {**stats, **{k: float(v) for k, v in losses.items()}}
 
 
@@ -272,14 +359,20 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _reduce_statistics(sums: torch.Tensor, rates: list[float], stop: bool) -> dict[str, float]:
-    """Episode statistics and FPS of all ranks from this rank's (return sum, length sum, episodes)
-    tensor, its (step, step+inference, total) FPS and its wish to stop: one all-reduce, and the one
-    host synchronization of the iteration. "stop" is 1.0 when any rank asked to stop."""
-    local = torch.cat([sums.double(), torch.tensor([*rates, float(stop)], dtype=torch.float64, device=sums.device)])
-    return_total, length_total, episodes, step_fps, step_inference_fps, total_fps, stops = (
+def _reduce_statistics(
+    sums: torch.Tensor, rates: list[float], stop: bool, received: signal.Signals | None
+) -> dict[str, float]:
+    """Episode statistics and FPS of all ranks from this rank's (return sum, length sum, episodes,
+    non-finite resets) tensor, its (step, step+inference, total) FPS, its wish to stop and the stop
+    signal it received: one all-reduce, and the one host synchronization of the iteration. "stop" is
+    1.0 when any rank asked to stop or received a signal; "stop_signal" is the first of STOP_SIGNALS
+    any rank received (0: none)."""
+    flags = [float(stop or received is not None), *(float(received == s) for s in STOP_SIGNALS)]
+    local = torch.cat([sums.double(), torch.tensor([*rates, *flags], dtype=torch.float64, device=sums.device)])
+    return_total, length_total, episodes, nonfinite, step_fps, step_inference_fps, total_fps, stops, *signals = (
         distributed.all_reduce_sum(local).tolist()
     )
+    stop_signal = next((int(s) for s, count in zip(STOP_SIGNALS, signals, strict=True) if count > 0), 0)
     return {
         "mean_return": return_total / episodes if episodes else float("nan"),
         "mean_episode_length": length_total / episodes if episodes else float("nan"),
@@ -287,23 +380,22 @@ def _reduce_statistics(sums: torch.Tensor, rates: list[float], stop: bool) -> di
         "step_fps": step_fps,
         "step_inference_fps": step_inference_fps,
         "total_fps": total_fps,
+        "nonfinite_resets": nonfinite,
         "stop": float(stops > 0),
+        "stop_signal": float(stop_signal),
     }
 
 
 def _read_checkpoint(path: Path, world_size: int, map_location: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(state shared by all ranks, [part of rank 0, part of rank 1, ...]) of a checkpoint written by
-    `world_size` processes (checkpoints of one process from before per-rank parts included)."""
+    `world_size` processes."""
     payload = load_checkpoint(path, map_location=map_location)
-    saved = int(payload.get("world_size", 1))
+    keys = ("meta", "iteration", "wall_time_s", "algorithm", "history", "nonfinite_resets_total")
+    missing = [key for key in (*keys, "world_size", "ranks") if key not in payload]
+    if missing:
+        raise CanterError(f"{path} was written by an older Canter (it lacks {', '.join(missing)}): train anew")
+    saved = int(payload["world_size"])
     if saved != world_size:
         raise CanterError(f"{path} was written by {saved} process(es), this run has {world_size}: "
                           f"resume it with --nproc {saved}")
-    parts = payload.get("ranks") or [{
-        "env": payload["env"],
-        "generator": payload["algorithm"]["generator"],
-        "hidden_states": payload.get("hidden_states"),
-        "num_envs": None,
-    }]
-    shared = {key: payload[key] for key in ("iteration", "wall_time_s", "algorithm", "history")}
-    return shared, parts
+    return {key: payload[key] for key in keys}, payload["ranks"]

@@ -8,11 +8,13 @@ and episode flags after the env stepped and advances the step counter. Nothing h
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping
 from typing import NamedTuple
 
 import torch
 
+from canter.core.memory import check_memory
 from canter.rl.gae import compute_gae, normalize_advantages
 
 HiddenState = tuple[torch.Tensor, ...]
@@ -63,6 +65,12 @@ class RolloutStorage:
         self.num_transitions_per_env = int(num_transitions_per_env)
         self.device = torch.device(device)
         steps_envs = (self.num_transitions_per_env, self.num_envs)
+        transitions = self.num_transitions_per_env * self.num_envs
+        # float32: observations, actions, mean, std, log prob, value, reward, return, advantage; two flags
+        per_transition = 4 * (sum(math.prod(shape) for shape in observation_shapes.values()) + 3 * num_actions + 5) + 2
+        check_memory("algo.num_steps_per_env", transitions * per_transition, self.device,
+                     f"rollout storage of {self.num_transitions_per_env:,} steps x {self.num_envs:,} envs "
+                     f"x {per_transition:,} bytes")
 
         def zeros(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
             return torch.zeros((*steps_envs, *shape), device=self.device, dtype=dtype)
@@ -117,30 +125,6 @@ class RolloutStorage:
         self.terminated[t].copy_(terminated)
         self.truncated[t].copy_(truncated)
         self.step += 1
-
-    def add_transition(
-        self,
-        *,
-        observations: Mapping[str, torch.Tensor],
-        actions: torch.Tensor,
-        log_probs: torch.Tensor,
-        action_mean: torch.Tensor,
-        action_std: torch.Tensor,
-        values: torch.Tensor,
-        rewards: torch.Tensor,
-        terminated: torch.Tensor,
-        truncated: torch.Tensor,
-    ) -> None:
-        """Both halves of a transition at once."""
-        self.store_policy_step(
-            observations=observations,
-            actions=actions,
-            log_probs=log_probs,
-            action_mean=action_mean,
-            action_std=action_std,
-            values=values,
-        )
-        self.store_env_step(rewards=rewards, terminated=terminated, truncated=truncated)
 
     def store_initial_hidden_states(self, actor_state: HiddenState, critic_state: HiddenState) -> None:
         """Copies the recurrent states at the rollout start (the start of every training sequence)."""

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 import mujoco
 import torch
 
+from canter.sim import mjwarnings
 from canter.sim.config import SimCfg
 
 
@@ -106,20 +107,11 @@ class Simulator(ABC):
     def set_state(self, state: dict[str, torch.Tensor]) -> None:
         """Restore a `get_state()` copy; stepping then continues bitwise as it would have."""
 
-    def model_bytes(self) -> int:
-        """Host/device bytes held for per-env model fields (0 if nothing is expanded)."""
-        return 0
-
-    @staticmethod
-    def _finite_rows(*tensors: torch.Tensor) -> torch.Tensor:
-        ok = torch.isfinite(tensors[0]).all(dim=1)
-        for tensor in tensors[1:]:
-            ok &= torch.isfinite(tensor).all(dim=1)
-        return ok
-
 
 def make_simulator(model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device) -> Simulator:
-    """Build the backend named by cfg.backend."""
+    """Build the backend named by cfg.backend. From here on MuJoCo's warnings are counted, not printed
+    (canter.sim.mjwarnings)."""
+    mjwarnings.collect()
     if cfg.backend == "cpu":
         from canter.sim.cpu import CpuSimulator
 

@@ -418,9 +418,6 @@ class WarpSimulator(Simulator):
     def is_expanded(self, name: str) -> bool:
         return name in self._expanded
 
-    def model_bytes(self) -> int:
-        return sum(view.numel() * view.element_size() for view in self._expanded.values())
-
     # ---------------------------------------------------------------- helpers
 
     def _model_field(self, name: str) -> tuple[object, str, np.ndarray | None]:

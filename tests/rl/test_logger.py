@@ -1,0 +1,51 @@
+"""The logger: instability warnings throttled to one line per WARN_EVERY iterations, curves written
+at every checkpoint without leaving temporary files."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from canter.rl.logger import WARN_EVERY, Logger
+
+
+def _logger(tmp_path) -> Logger:
+    return Logger(tmp_path, 100, 0, console=Console(file=io.StringIO(), width=400))
+
+
+def _lines(logger: Logger) -> list[str]:
+    return [line for line in logger.console.file.getvalue().splitlines() if line.startswith("warning:")]  # type: ignore[attr-defined]
+
+
+def test_blow_ups_above_one_percent_warn_once_per_window_with_the_window_counts(tmp_path):
+    logger = _logger(tmp_path)
+    for iteration in range(25):
+        logger.note_instability(iteration, 5.0, 100.0, {"Nan in QACC at DOF N.": 2} if iteration == 3 else {})
+    logger.close([])
+    lines = _lines(logger)
+    assert WARN_EVERY == 10 and len(lines) == 3  # iterations 0, 10, 20
+    assert lines[0].startswith("warning: iteration 0: 5 of 100 resets (5%) were envs whose physics blew up")
+    assert lines[1].startswith("warning: iteration 10: 50 of 1,000 resets (5%)")  # iterations 1-10
+    assert "MuJoCo warned 2 x 'Nan in QACC at DOF N.'" in lines[1]
+    assert "MuJoCo" not in lines[2]
+
+
+def test_rare_blow_ups_do_not_warn(tmp_path):
+    logger = _logger(tmp_path)
+    for iteration in range(25):
+        logger.note_instability(iteration, 1.0 if iteration % 5 == 0 else 0.0, 100.0, {})  # 0.2%
+    logger.close([])
+    assert _lines(logger) == []
+
+
+def test_checkpoint_writes_the_curves_so_far_atomically(tmp_path):
+    logger = _logger(tmp_path)
+    row = {"iteration": 0.0, "wall_time_s": 1.0, "env_steps": 64.0, "mean_return": 1.0, "mean_episode_length": 2.0,
+           "step_fps": 10.0, "step_inference_fps": 9.0, "total_fps": 8.0, "nonfinite_resets": 3.0}
+    logger.checkpoint([row, {**row, "iteration": 1.0}])
+    lines = (tmp_path / "progress.csv").read_text().splitlines()
+    assert lines[0].endswith(",nonfinite_resets") and len(lines) == 3 and lines[1].endswith(",3.0")
+    assert (tmp_path / "training_curve.png").read_bytes()[:4] == b"\x89PNG"
+    assert list(tmp_path.glob(".*.tmp")) == []
+    logger.close([row, {**row, "iteration": 1.0}])
