@@ -42,7 +42,8 @@ def randomize_geom_colors(
     if color_range[1] > 1.0:
         raise ConfigError(f"randomize_geom_colors: color_range must lie in [0, 1], got {color_range}")
     colors = _uniform(env, (env_ids.numel(), geoms.count, 3), *color_range)
-    env.sim.expand("geom_rgba")[env_ids[:, None], geoms.ids[None, :], :3] = colors.to(env.sim.dtype)
+    rgba = env.sim.expand("geom_rgba")
+    rgba[env_ids[:, None], geoms.ids[None, :], :3] = colors.to(rgba.dtype)
     nominal = env.scene.model_field("geom_rgba")[geoms.ids][:, :3]
     _record(env, name, env_ids, colors, nominal.float())
 
@@ -71,7 +72,8 @@ def randomize_light(
     nominal = env.scene.model_field("light_dir").float()  # (nlight, 3)
     rotation = _small_rotations(env, env_ids.numel() * nlight, direction_noise_rad)
     direction = quat_rotate(rotation, nominal.repeat(env_ids.numel(), 1)).view(env_ids.numel(), nlight, 3)
-    env.sim.expand("light_dir")[env_ids] = direction.to(env.sim.dtype)
+    light_dir = env.sim.expand("light_dir")
+    light_dir[env_ids] = direction.to(light_dir.dtype)
     cosine = (direction * nominal).sum(-1) / (direction.norm(dim=-1) * nominal.norm(dim=-1)).clamp_min(1e-9)
     _record(env, name, env_ids, cosine.clamp(-1, 1).acos(), torch.zeros(nlight))
 
@@ -100,15 +102,18 @@ def randomize_camera(
     count = env_ids.numel()
     offset = _uniform(env, (count, 3), -position_noise, position_noise)
     nominal_pos = env.scene.model_field("cam_pos")[cam].float()
-    env.sim.expand("cam_pos")[env_ids, cam] = (nominal_pos + offset).to(env.sim.dtype)
+    cam_pos = env.sim.expand("cam_pos")
+    cam_pos[env_ids, cam] = (nominal_pos + offset).to(cam_pos.dtype)
     turn = _small_rotations(env, count, rotation_noise_rad)
     nominal_quat = env.scene.model_field("cam_quat")[cam].float().expand(count, 4)
-    env.sim.expand("cam_quat")[env_ids, cam] = quat_mul(nominal_quat, turn).to(env.sim.dtype)
+    cam_quat = env.sim.expand("cam_quat")
+    cam_quat[env_ids, cam] = quat_mul(nominal_quat, turn).to(cam_quat.dtype)
     fovy = env.scene.model_field("cam_fovy")[cam].float().expand(count).clone()
     if fovy_range is not None:
         _check_range("randomize_camera", "fovy_range", fovy_range, minimum=1.0)
         fovy = _uniform(env, (count,), *fovy_range)
-        env.sim.expand("cam_fovy")[env_ids, cam] = fovy.to(env.sim.dtype)
+        cam_fovy = env.sim.expand("cam_fovy")
+        cam_fovy[env_ids, cam] = fovy.to(cam_fovy.dtype)
     angle = 2.0 * turn[:, 0].clamp(-1, 1).acos()
     logged = torch.stack([offset.norm(dim=-1), angle, fovy], dim=-1)
     neutral = torch.tensor([0.0, 0.0, float(model.cam_fovy[cam])], device=env.device)
