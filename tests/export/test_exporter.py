@@ -58,5 +58,5 @@ def test_an_actor_reading_two_groups_is_refused(env, tmp_path):
 
     cfg = PolicyCfg(actor_hidden_dims=(8,), critic_hidden_dims=(8,), actor_obs_groups=("policy", "critic"))
     policy = make_policy(env.observation_shapes, env.num_actions, cfg, init_generator=make_generator(0, "cpu"))
-    with pytest.raises(CanterError, match="reads 2 observation groups"):
+    with pytest.raises(CanterError, match="reads 2 vector observation groups"):
         export_policy(env, policy, "dog-flat", fmt="onnx", out=tmp_path / "p.onnx")

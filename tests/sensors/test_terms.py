@@ -1,5 +1,6 @@
 """The camera observation term inside a real ObservationManager (on a stand-in env holding a cpu
-simulator and its Scene): flattened channel-major images, one render per step shared by terms."""
+simulator and its Scene): image groups (num_envs, C, H, W), uint8 RGB kept, one render per step
+shared by the terms of one camera."""
 
 from __future__ import annotations
 
@@ -41,25 +42,23 @@ def _env(num_envs: int = 2) -> _Env:
 def test_images_flow_through_the_observation_manager():
     env = _env()
     camera = CameraCfg(name="overhead", width=8, height=6, outputs=("depth", "rgb"))
-    group = ObsGroupCfg(
-        terms={
-            "depth": ObsTermCfg(func=CameraImage, params={"camera": camera, "output": "depth"}),
-            "rgb": ObsTermCfg(func=CameraImage, params={"camera": camera, "output": "rgb"}, scale=1 / 255),
-        }
-    )
-    manager = ObservationManager({"policy": group}, env, console=None)  # type: ignore[arg-type]
+    groups = {
+        "policy": ObsGroupCfg(terms={"depth": ObsTermCfg(func=CameraImage, params={"camera": camera, "output": "depth"})}),
+        "rgb": ObsGroupCfg(terms={"rgb": ObsTermCfg(func=CameraImage, params={"camera": camera, "output": "rgb"})}),
+    }
+    manager = ObservationManager(groups, env, console=None)  # type: ignore[arg-type]
+    assert manager.group_shapes == {"policy": (1, 6, 8), "rgb": (3, 6, 8)}
+    assert manager.group_dtypes == {"policy": torch.float32, "rgb": torch.uint8}
     shared = env_camera(env, camera)  # type: ignore[arg-type]
     renders = []
     render = shared.render
     shared.render = lambda: renders.append(1) or render()  # type: ignore[method-assign]
     env.scene.invalidate()  # as after a physics step
-    obs = manager.compute()["policy"]
-    assert obs.shape == (2, 1 * 6 * 8 + 3 * 6 * 8) and obs.dtype == torch.float32
+    obs = manager.compute()
     assert len(renders) == 1  # both terms, one render
-    depth = obs[:, :48].view(2, 1, 6, 8)
-    assert torch.equal(depth, shared.outputs["depth"])
-    rgb = obs[:, 48:].view(2, 3, 6, 8)
-    assert torch.allclose(rgb, shared.outputs["rgb"].float() / 255)
+    assert torch.equal(obs["policy"], shared.outputs["depth"])
+    assert torch.equal(obs["rgb"], shared.outputs["rgb"])
+    assert obs["rgb"].data_ptr() != shared.outputs["rgb"].data_ptr()  # a copy: the next render reuses the buffer
     manager.compute()
     assert len(renders) == 1  # same step: cached
     env.scene.invalidate()

@@ -91,7 +91,13 @@ class ManagerBasedRLEnv:
     # --- VecEnv -----------------------------------------------------------------------------
     @property
     def observation_shapes(self) -> dict[str, tuple[int, ...]]:
-        return {name: (dim,) for name, dim in self.observation_manager.group_dims.items()}
+        """Per group: (dim,), or (C, H, W) for an image group."""
+        return dict(self.observation_manager.group_shapes)
+
+    @property
+    def observation_dtypes(self) -> dict[str, torch.dtype]:
+        """Per group: float32, or uint8 for an RGB image group."""
+        return dict(self.observation_manager.group_dtypes)
 
     def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         """Reset every env and return the first observations."""

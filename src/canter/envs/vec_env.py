@@ -1,7 +1,8 @@
 """The small protocol the learning algorithms see. Nothing in canter.rl imports more of the env.
 
 Observations come as named groups, each a (num_envs, dim) float32 tensor on `device`
-(e.g. "policy" for the actor, "critic" for a privileged critic). Rewards are (num_envs,) float32;
+(e.g. "policy" for the actor, "critic" for a privileged critic), or an image group (num_envs, C, H, W)
+in the dtype an env may state in an optional `observation_dtypes` mapping (uint8 RGB). Rewards are (num_envs,) float32;
 `terminated` (a terminal state: no bootstrap) and `truncated` (time-out: bootstrap) are (num_envs,)
 bool. Envs that end are reset inside `step()`, and the returned observation of such an env is the
 first one of its new episode.

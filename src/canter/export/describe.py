@@ -86,7 +86,12 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
             per_actuator["kd"].append(kd)
             per_actuator["limit"].append(limit)
             per_actuator["type"].append(kind)
-    inputs, outputs = io_names(actor.architecture)
+    inputs, outputs = io_names(actor.architecture, actor.image_groups)
+    image_inputs = [
+        {"name": name, "group": group, "shape": list(shape), "dtype": str(dtype).removeprefix("torch.")}
+        for name, group, shape, dtype in zip(inputs[1:], actor.image_groups, actor.image_shapes, actor.image_dtypes,
+                                             strict=False)
+    ]
     recurrent = None
     if actor.rnn is not None:
         recurrent = {"type": actor.architecture, "num_layers": actor.num_layers, "hidden_dim": actor.hidden_dim}
@@ -110,6 +115,7 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
         physics_dt=float(env.physics_dt),
         decimation=int(env.cfg.decimation),
         recurrent=recurrent,
+        image_inputs=image_inputs,
         inputs=inputs,
         outputs=outputs,
         normalizer=actor.normalizer,

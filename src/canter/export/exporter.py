@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import torch
 
 from canter.core.errors import CanterError
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export import parity
 from canter.export.describe import describe_policy
 from canter.export.metadata import PolicyMetadata
-from canter.export.module import ExportableActor
+from canter.export.module import ExportableActor, vector_groups
 from canter.export.onnx_export import save_onnx
 from canter.export.quantize import QUANTIZATION, annotate_onnx, quantize_actor, quantize_onnx
 from canter.export.runtime import PolicyRuntime
@@ -53,12 +54,14 @@ class ExportReport:
                 "recorded_envs": self.recorded_envs, "parity_tolerance": parity.PARITY_TOLERANCE}
 
 
-def exportable(policy: ActorCritic) -> tuple[ExportableActor, str]:
-    """(actor, observation group) of a policy whose actor reads exactly one observation group."""
-    if len(policy.actor_obs_groups) != 1:
-        raise CanterError(f"export: the actor reads {len(policy.actor_obs_groups)} observation groups "
-                          f"{policy.actor_obs_groups}; export supports one")
-    return ExportableActor(policy), policy.actor_obs_groups[0]
+def exportable(policy: ActorCritic, image_dtypes: dict[str, torch.dtype] | None = None) -> tuple[ExportableActor, str]:
+    """(actor, vector observation group) of a policy whose actor reads exactly one vector group (and
+    any number of image groups, whose dtypes as the env emits them are `image_dtypes`)."""
+    groups = vector_groups(policy)
+    if len(groups) != 1:
+        raise CanterError(f"export: the actor reads {len(groups)} vector observation groups {tuple(groups)}; "
+                          f"export supports one (plus image groups)")
+    return ExportableActor(policy, image_dtypes), groups[0]
 
 
 def _check(name: str, error: float, reference: np.ndarray) -> None:
@@ -92,12 +95,15 @@ def export_policy(env: ManagerBasedRLEnv, policy: ActorCritic, task: str, *, fmt
     if fmt not in SUFFIX:
         raise CanterError(f"--format: {fmt!r} is not one of 'onnx', 'torchscript'")
     policy.eval()
-    actor, group = exportable(policy)
+    dtypes = getattr(env, "observation_dtypes", None) or {}
+    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups})
     metadata = describe_policy(env, actor, task, group)
     if metadata.observation_dim != actor.obs_dim:
         raise CanterError(f"export: group {group!r} has {metadata.observation_dim} columns, the actor reads {actor.obs_dim}")
     recordings = {
-        "random": parity.random_recording(actor.obs_dim, 20, 8, seed),
+        "random": parity.random_recording(actor.obs_dim, 20, 8, seed, images={
+            g: (shape, str(dtype).removeprefix("torch."))
+            for g, shape, dtype in zip(actor.image_groups, actor.image_shapes, actor.image_dtypes, strict=True)}),
         "recorded": parity.record_observations(env, policy, record_steps, group),
     }
     out = Path(out)

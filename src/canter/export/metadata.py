@@ -71,7 +71,9 @@ class PolicyMetadata:
     for joint positions; N·m/rad and N·m·s/rad (or N/m, N·s/m) for kp, kd; N·m or N for effort
     limits (None: unlimited); Hz for control_frequency_hz; s for physics_dt.
     recurrent: None for an MLP, else {"type": "gru"|"lstm", "num_layers", "hidden_dim"}.
-    inputs / outputs: the graph's tensor names, observation (and states) in, actions (and states) out.
+    inputs / outputs: the graph's tensor names: observation, images, (states) in; actions (and states) out.
+    image_inputs: one entry per image input, in input order: {"name", "group", "shape": [C, H, W],
+        "dtype": "uint8" | "float32"} (uint8 images are scaled by 1/255 inside the graph).
     quantization: "none" or "int8-dynamic"; int8_max_action_error: max |a_int8 - a_fp32| over the
     recorded observations it was checked on (None for fp32 files).
     """
@@ -95,6 +97,7 @@ class PolicyMetadata:
     physics_dt: float
     decimation: int
     recurrent: dict[str, Any] | None = None
+    image_inputs: list[dict[str, Any]] = field(default_factory=list)
     inputs: list[str] = field(default_factory=lambda: ["obs"])
     outputs: list[str] = field(default_factory=lambda: ["actions"])
     normalizer: str = "none"
@@ -119,7 +122,7 @@ class PolicyMetadata:
     @property
     def state_inputs(self) -> list[str]:
         """Names of the recurrent state inputs (empty for an MLP)."""
-        return self.inputs[1:]
+        return self.inputs[1 + len(self.image_inputs) :]
 
     def to_props(self) -> dict[str, str]:
         """String pairs for ONNX metadata_props: strings as they are, everything else as JSON."""

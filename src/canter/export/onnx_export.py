@@ -5,8 +5,10 @@ one GRU/LSTM node per recurrent layer), has a dynamic batch axis on every input 
 depend on torch's exporters (whose TorchScript path is deprecated), and writes in milliseconds.
 MatMul + Add instead of Gemm lets onnxruntime's dynamic int8 quantization pick the layers up.
 
-Inputs: obs (batch, obs_dim) [, h_in (L, batch, H) [, c_in (L, batch, H)]];
-outputs: actions (batch, num_actions) [, h_out [, c_out]], all float32.
+Inputs: obs (batch, obs_dim) [, image_<group> (batch, C, H, W) ...] [, h_in (L, batch, H) [, c_in (L, batch, H)]];
+outputs: actions (batch, num_actions) [, h_out [, c_out]], float32 (an image input is uint8 or float32,
+as the env emits it: uint8 is cast and divided by 255, as in training). An image goes through its
+CNN as Conv/Relu nodes, Flatten and MatMul/Add, and its features are concatenated after obs.
 
 Gate orders: PyTorch stores GRU gates as (r, z, n) and ONNX as (z, r, h); PyTorch's GRU applies the
 reset gate after the recurrent matmul (ONNX linear_before_reset=1). LSTM: PyTorch (i, f, g, o),
@@ -16,6 +18,7 @@ ONNX (i, o, f, c).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import onnx
@@ -30,10 +33,19 @@ IR_VERSION = 8  # read by every onnxruntime release since 1.10
 _GATE_ORDER = {"gru": (1, 0, 2), "lstm": (0, 3, 1, 2)}  # ONNX gate k takes PyTorch gate _GATE_ORDER[k]
 
 
-def io_names(architecture: str) -> tuple[list[str], list[str]]:
-    """(inputs, outputs) of the graph of an architecture."""
+def io_names(architecture: str, image_groups: tuple[str, ...] | list[str] = ()) -> tuple[list[str], list[str]]:
+    """(inputs, outputs) of the graph of an architecture reading the given image groups."""
     states = {"mlp": [], "gru": ["h"], "lstm": ["h", "c"]}[architecture]
-    return ["obs"] + [f"{s}_in" for s in states], ["actions"] + [f"{s}_out" for s in states]
+    images = [image_input_name(g) for g in image_groups]
+    return ["obs", *images] + [f"{s}_in" for s in states], ["actions"] + [f"{s}_out" for s in states]
+
+
+def image_input_name(group: str) -> str:
+    """The graph input of an image observation group."""
+    return f"image_{group}"
+
+
+_ONNX_DTYPES = {torch.uint8: TensorProto.UINT8, torch.float32: TensorProto.FLOAT}
 
 
 class _Graph:
@@ -94,10 +106,36 @@ def _recurrent_layers(graph: _Graph, actor: ExportableActor, x: str, inputs: lis
     return features, state_outputs
 
 
+def _image_features(graph: _Graph, actor: ExportableActor, index: int, name: str) -> str:
+    """The CNN of image input `name`: (batch, C, H, W) -> (batch, output_dim)."""
+    encoder, x = actor.encoders[index], name
+    if actor.image_dtypes[index] == torch.uint8:
+        x = graph.node("Cast", [x], f"img{index}_float", to=TensorProto.FLOAT)[0]
+        x = graph.node("Div", [x, graph.const(f"img{index}_255", np.array(255.0, dtype=np.float32))], f"img{index}_unit")[0]
+    op = {"elu": "Elu", "relu": "Relu", "tanh": "Tanh"}
+    layers = list(cast(torch.nn.Sequential, encoder.net))
+    for k, layer in enumerate(layers):
+        if isinstance(layer, torch.nn.Conv2d):
+            weights = [graph.const(f"img{index}_conv{k}_w", _f32(layer.weight)),
+                       graph.const(f"img{index}_conv{k}_b", _f32(cast(torch.Tensor, layer.bias)))]
+            x = graph.node("Conv", [x, *weights], f"img{index}_conv{k}", kernel_shape=list(layer.kernel_size),
+                           strides=list(layer.stride))[0]
+        elif isinstance(layer, torch.nn.Flatten):
+            x = graph.node("Flatten", [x], f"img{index}_flat{k}", axis=1)[0]
+        elif isinstance(layer, torch.nn.Linear):
+            x = graph.node("MatMul", [x, graph.const(f"img{index}_fc{k}_weight", _f32(layer.weight).T.copy())], f"img{index}_fc{k}")[0]
+            x = graph.node("Add", [x, graph.const(f"img{index}_fc{k}_bias", _f32(layer.bias))], f"img{index}_fc{k}_out")[0]
+        else:
+            name_of = {torch.nn.ELU: "elu", torch.nn.ReLU: "relu", torch.nn.Tanh: "tanh"}[type(layer)]
+            x = graph.node(op[name_of], [x], f"img{index}_{name_of}{k}")[0]
+    return x
+
+
 def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelProto:
     """The ONNX model of `actor` with `metadata` in its metadata_props (checked with onnx.checker)."""
     graph = _Graph()
-    inputs, outputs = io_names(actor.architecture)
+    inputs, outputs = io_names(actor.architecture, actor.image_groups)
+    images = inputs[1 : 1 + len(actor.image_groups)]
     x = inputs[0]
     if actor.obs_clip is not None or not torch.all(actor.obs_scale == 1) or torch.any(actor.obs_shift != 0):
         x = graph.node("Mul", [x, graph.const("obs_scale", _f32(actor.obs_scale))], "obs_scaled")[0]
@@ -105,8 +143,11 @@ def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelPr
     if actor.obs_clip is not None:
         bounds = [graph.const(n, np.array(v, dtype=np.float32)) for n, v in (("clip_lo", -actor.obs_clip), ("clip_hi", actor.obs_clip))]
         x = graph.node("Clip", [x, *bounds], "obs_normalized")[0]
+    if images:
+        features = [_image_features(graph, actor, k, name) for k, name in enumerate(images)]
+        x = graph.node("Concat", [x, *features], "policy_input", axis=1)[0]
     if actor.rnn is not None:  # the state outputs (h_out, c_out) are the Concat nodes of the layers
-        x, _ = _recurrent_layers(graph, actor, x, inputs)
+        x, _ = _recurrent_layers(graph, actor, x, [inputs[0], *inputs[1 + len(images) :]])
     for index, layer in enumerate(actor.layers):
         assert isinstance(layer, torch.nn.Linear)
         last = index == len(actor.layers) - 1
@@ -117,8 +158,10 @@ def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelPr
             op = {"elu": "Elu", "relu": "Relu", "tanh": "Tanh"}[actor.activation]
             x = graph.node(op, [x], f"fc{index}_{actor.activation}")[0]
     value_infos_in = [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", actor.obs_dim])]
+    value_infos_in += [helper.make_tensor_value_info(n, _ONNX_DTYPES[dtype], ["batch", *shape])
+                       for n, dtype, shape in zip(images, actor.image_dtypes, actor.image_shapes, strict=True)]
     value_infos_in += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [actor.num_layers, "batch", actor.hidden_dim])
-                       for n in inputs[1:]]
+                       for n in inputs[1 + len(images) :]]
     value_infos_out = [helper.make_tensor_value_info("actions", TensorProto.FLOAT, ["batch", actor.num_actions])]
     value_infos_out += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [actor.num_layers, "batch", actor.hidden_dim])
                         for n in outputs[1:]]

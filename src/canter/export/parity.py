@@ -8,8 +8,8 @@ recording, and the checks report max |Δaction| between them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -25,36 +25,54 @@ PARITY_TOLERANCE = 1e-5
 
 @dataclass(kw_only=True)
 class Recording:
-    """obs: (T, B, obs_dim) float32; starts: (T, B) bool, True where step t begins an episode."""
+    """obs: (T, B, obs_dim) float32; starts: (T, B) bool, True where step t begins an episode;
+    images: group -> (T, B, C, H, W) in the env's dtype, for policies with image groups."""
 
     obs: np.ndarray
     starts: np.ndarray
+    images: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def image_step(self, t: int) -> dict[str, np.ndarray]:
+        """The images of step t: group -> (B, C, H, W)."""
+        return {group: frames[t] for group, frames in self.images.items()}
 
 
 def record_observations(env: ManagerBasedRLEnv, policy: ActorCritic, steps: int, group: str = "policy") -> Recording:
-    """Runs the deterministic torch policy in `env` for `steps` steps and keeps its inputs."""
+    """Runs the deterministic torch policy in `env` for `steps` steps and keeps its inputs (the
+    vector group `group` and the actor's image groups)."""
     obs, _ = env.reset()
     start = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
     policy.hidden_states(env.num_envs)  # recurrent: states sized for this batch (zeroed by the reset below)
     policy.reset(start)
     frames, starts = [], []
+    images: dict[str, list[np.ndarray]] = {g: [] for g in policy.actor_obs_groups if g in policy.image_groups}
     with torch.no_grad(), torch_threads(1):
         for _ in range(steps):
             frames.append(obs[group].float().cpu().numpy().copy())
+            for image_group, image_frames in images.items():
+                image_frames.append(obs[image_group].cpu().numpy().copy())
             starts.append(start.cpu().numpy().copy())
             obs, _, terminated, truncated, _ = env.step(policy.act_inference(obs))
             start = terminated | truncated
             policy.reset(start)
-    return Recording(obs=np.stack(frames), starts=np.stack(starts))
+    return Recording(obs=np.stack(frames), starts=np.stack(starts),
+                     images={g: np.stack(f) for g, f in images.items()})
 
 
-def random_recording(obs_dim: int, steps: int, batch: int, seed: int, scale: float = 3.0) -> Recording:
-    """Gaussian observations N(0, scale²) from an explicit numpy generator, one episode per env."""
+def random_recording(obs_dim: int, steps: int, batch: int, seed: int, scale: float = 3.0,
+                     images: Mapping[str, tuple[tuple[int, ...], str]] | None = None) -> Recording:
+    """Gaussian observations N(0, scale²) from an explicit numpy generator, one episode per env;
+    images: group -> (shape (C, H, W), dtype): uniform uint8 0..255, or uniform float32 in [0, scale)."""
     rng = np.random.default_rng(seed)
     obs = (scale * rng.standard_normal((steps, batch, obs_dim))).astype(np.float32)
     starts = np.zeros((steps, batch), dtype=bool)
     starts[0] = True
-    return Recording(obs=obs, starts=starts)
+    frames = {}
+    for group, (shape, dtype) in (images or {}).items():
+        size = (steps, batch, *shape)
+        frames[group] = (rng.integers(0, 256, size, dtype=np.uint8) if dtype == "uint8"
+                         else (scale * rng.random(size)).astype(np.float32))
+    return Recording(obs=obs, starts=starts, images=frames)
 
 
 def torch_actions(policy: ActorCritic, recording: Recording, group: str = "policy") -> np.ndarray:
@@ -64,9 +82,11 @@ def torch_actions(policy: ActorCritic, recording: Recording, group: str = "polic
     policy.hidden_states(recording.obs.shape[1])  # recurrent: states sized for this batch (zeroed at t = 0)
     out = []
     with torch.no_grad(), torch_threads(1):
-        for obs, starts in zip(recording.obs, recording.starts, strict=True):
+        for t, (obs, starts) in enumerate(zip(recording.obs, recording.starts, strict=True)):
             policy.reset(torch.as_tensor(starts, device=device))
-            out.append(policy.act_inference({group: torch.as_tensor(obs, device=device)}).float().cpu().numpy())
+            inputs = {group: torch.as_tensor(obs, device=device)}
+            inputs.update({g: torch.as_tensor(v, device=device) for g, v in recording.image_step(t).items()})
+            out.append(policy.act_inference(inputs).float().cpu().numpy())
     return np.stack(out)
 
 
@@ -74,9 +94,9 @@ def onnx_actions(runtime: PolicyRuntime, recording: Recording) -> np.ndarray:
     """(T, B, A) actions of an ONNX policy through the runtime over the recording."""
     runtime.reset(recording.obs.shape[1])
     out = []
-    for obs, starts in zip(recording.obs, recording.starts, strict=True):
+    for t, (obs, starts) in enumerate(zip(recording.obs, recording.starts, strict=True)):
         runtime.reset_where(starts)
-        out.append(runtime.act(obs).copy())
+        out.append(runtime.act(obs, recording.image_step(t)).copy())
     return np.stack(out)
 
 
@@ -87,9 +107,10 @@ def module_actions(module: Callable[..., tuple[torch.Tensor, ...]], state_count:
     states = [torch.zeros(num_layers, batch, hidden_dim) for _ in range(state_count)]
     out = []
     with torch.no_grad(), torch_threads(1):
-        for obs, starts in zip(recording.obs, recording.starts, strict=True):
+        for t, (obs, starts) in enumerate(zip(recording.obs, recording.starts, strict=True)):
             keep = torch.from_numpy(~starts).float()[None, :, None]
-            outputs = module(torch.from_numpy(obs), *(s * keep for s in states))
+            images = [torch.from_numpy(v) for v in recording.image_step(t).values()]
+            outputs = module(torch.from_numpy(obs), *images, *(s * keep for s in states))
             states = list(outputs[1:])
             out.append(outputs[0].float().numpy())
     return np.stack(out)

@@ -106,11 +106,13 @@ class PolicyRuntime:
 
     # --- inference ---------------------------------------------------------------------------------
 
-    def act(self, obs: ArrayLike) -> np.ndarray:
+    def act(self, obs: ArrayLike, images: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """Actions for policy input `obs`: (obs_dim,) -> (action_dim,), or (B, obs_dim) -> (B, action_dim).
 
-        `obs` is the processed policy observation (as the training env's policy group). The
-        recurrent state advances; a batch of a new size starts from a zero state.
+        `obs` is the processed policy observation (as the training env's policy group). A policy with
+        image inputs also needs `images`: group -> (C, H, W) or (B, C, H, W) in the dtype its metadata
+        names (image_inputs), channels first, as in training. The recurrent state advances; a batch of
+        a new size starts from a zero state.
         """
         x = np.asarray(obs, dtype=np.float32)
         single = x.ndim == 1
@@ -121,6 +123,7 @@ class PolicyRuntime:
         if self._state and self._state[0].shape[1] != batch.shape[0]:
             self.reset(batch.shape[0])
         feed = {"obs": np.ascontiguousarray(batch)}
+        feed.update(self._image_feed(images or {}, single, batch.shape[0]))
         feed.update(zip(self.metadata.state_inputs, self._state, strict=True))
         outputs = cast(list[np.ndarray], self._session.run(None, feed))
         self._state = list(outputs[1:])
@@ -128,6 +131,22 @@ class PolicyRuntime:
         if single:
             self.last_action = actions
         return actions
+
+    def _image_feed(self, images: Mapping[str, np.ndarray], single: bool, batch: int) -> dict[str, np.ndarray]:
+        """The image inputs, checked against the metadata's shapes and dtypes."""
+        feed = {}
+        for spec in self.metadata.image_inputs:
+            if spec["group"] not in images:
+                raise CanterError(f"image {spec['group']!r} is missing: the policy reads images "
+                                  f"{[s['group'] for s in self.metadata.image_inputs]}")
+            image = np.asarray(images[spec["group"]])
+            image = image[None] if single else image
+            expected = (batch, *spec["shape"])
+            if image.shape != expected or image.dtype != np.dtype(spec["dtype"]):
+                raise CanterError(f"image {spec['group']!r} is {image.dtype}{tuple(image.shape)}; the policy expects "
+                                  f"{spec['dtype']}{expected} (channels first)")
+            feed[spec["name"]] = np.ascontiguousarray(image)
+        return feed
 
     def observation(self, terms: Mapping[str, ArrayLike]) -> np.ndarray:
         """The policy input (obs_dim,) from raw term values {name: (dim,)}: clip, scale, history."""

@@ -25,7 +25,8 @@ def script_actor(actor: ExportableActor, module: nn.Module | None = None) -> tor
 
     module: trace this transformed copy of `actor` instead (e.g. its int8-quantized copy).
     """
-    example = (torch.zeros(1, actor.obs_dim), *actor.initial_state(1))
+    images = (torch.zeros(1, *shape, dtype=dtype) for shape, dtype in zip(actor.image_shapes, actor.image_dtypes, strict=True))
+    example = (torch.zeros(1, actor.obs_dim), *images, *actor.initial_state(1))
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
         return cast(torch.jit.ScriptModule, torch.jit.trace(actor if module is None else module, example))

@@ -1,7 +1,13 @@
 """Observation manager: named groups of terms, each term computed -> noise -> clip -> scale -> history.
 
-A group is returned as one (num_envs, dim) float32 tensor, terms concatenated in config order.
+A vector group is returned as one (num_envs, dim) float32 tensor, terms concatenated in config order.
 History (if any) is flattened oldest-first per term; after a reset it is filled with the first value.
+
+An image group holds one term that returns (num_envs, C, H, W) (a camera, canter.sensors.terms) and
+is returned as it comes, (num_envs, C', H, W), in the term's dtype: uint8 RGB stays uint8 (noise is
+added in float and the result rounded and clamped back to 0..255; a scale makes it float32), and a
+history stacks frames along the channels, oldest first (C' = C · history_length), as Atari agents
+stack frames.
 """
 
 from __future__ import annotations
@@ -76,14 +82,27 @@ class ObsGroupCfg:
 
 
 class _Term:
-    def __init__(self, name: str, cfg: ObsTermCfg, func: Any, params: dict[str, Any], dim: int):
+    def __init__(self, name: str, cfg: ObsTermCfg, func: Any, params: dict[str, Any], shape: tuple[int, ...],
+                 dtype: torch.dtype):
         self.name = name
         self.cfg = cfg
         self.func = func
         self.params = params
-        self.dim = dim
+        self.shape = shape  # per env: (dim,) or (C, H, W)
+        self.dim = shape[0]
+        self.dtype = dtype  # what the term returns
         self.history: torch.Tensor | None = None
-        self.noise: torch.Tensor | None = None  # (num_envs, dim) float32 buffer the noise is drawn into
+        self.noise: torch.Tensor | None = None  # (num_envs, *shape) float32 buffer the noise is drawn into
+
+    @property
+    def is_image(self) -> bool:
+        return len(self.shape) == 3
+
+    @property
+    def output_dtype(self) -> torch.dtype:
+        """uint8 images stay uint8 unless scaled; everything else leaves as float32."""
+        keep = self.is_image and self.dtype == torch.uint8 and self.cfg.scale is None
+        return torch.uint8 if keep else torch.float32
 
 
 class ObservationManager(TermManager):
@@ -95,7 +114,8 @@ class ObservationManager(TermManager):
         super().__init__("observation", env)
         self.cfg = cfg
         self.groups: dict[str, list[_Term]] = {}
-        self.group_dims: dict[str, int] = {}
+        self.group_shapes: dict[str, tuple[int, ...]] = {}
+        self.group_dtypes: dict[str, torch.dtype] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
         for group_name, group in cfg.items():
             terms: list[_Term] = []
@@ -103,32 +123,45 @@ class ObservationManager(TermManager):
                 func, params = build_term(f"observation[{group_name}]", name, term_cfg, env)
                 self._track(f"{group_name}/{name}", func)
                 value = func(env, **params)
-                if value.ndim != 2 or value.shape[0] != env.num_envs:
-                    raise ConfigError(
-                        f"observation term {name!r}: must return (num_envs, dim), got {tuple(value.shape)}"
-                    )
-                term = _Term(name, term_cfg, func, params, int(value.shape[1]))
+                if value.ndim not in (2, 4) or value.shape[0] != env.num_envs:
+                    raise ConfigError(f"observation term {name!r}: must return (num_envs, dim) or an image "
+                                      f"(num_envs, C, H, W), got {tuple(value.shape)}")
+                term = _Term(name, term_cfg, func, params, tuple(int(d) for d in value.shape[1:]), value.dtype)
                 if term_cfg.noise is not None:
-                    term.noise = torch.empty(env.num_envs, term.dim, device=env.device)
+                    term.noise = torch.empty(env.num_envs, *term.shape, device=env.device)
                 if term_cfg.history_length > 0:
-                    term.history = torch.zeros(
-                        env.num_envs, term_cfg.history_length, term.dim, device=env.device
-                    )
+                    term.history = torch.zeros(env.num_envs, term_cfg.history_length, *term.shape,
+                                               device=env.device, dtype=term.output_dtype)
                 terms.append(term)
+            if any(t.is_image for t in terms) and len(terms) != 1:
+                raise ConfigError(f"observation group {group_name!r}: an image term must be alone in its group "
+                                  f"(terms: {', '.join(t.name for t in terms)})")
             self.groups[group_name] = terms
-            self.group_dims[group_name] = sum(t.dim * max(1, t.cfg.history_length) for t in terms)
-            rows = [
-                (t.name, (t.dim * max(1, t.cfg.history_length),), _describe_noise(t.cfg.noise)) for t in terms
-            ]
+            self.group_shapes[group_name] = self._group_shape(terms)
+            self.group_dtypes[group_name] = terms[0].output_dtype if terms else torch.float32
+            rows = [(t.name, self._group_shape([t]), _describe_noise(t.cfg.noise)) for t in terms]
             print_table(
                 console,
-                f"Active Observation Terms in Group: '{group_name}' (shape: ({self.group_dims[group_name]},))",
+                f"Active Observation Terms in Group: '{group_name}' (shape: {self.group_shapes[group_name]})",
                 ("Name", "Shape", "Noise"),
                 rows,
             )
 
+    @staticmethod
+    def _group_shape(terms: list[_Term]) -> tuple[int, ...]:
+        """(dim,) of a vector group; (C · frames, H, W) of an image group."""
+        if terms and terms[0].is_image:
+            channels, height, width = terms[0].shape
+            return (channels * max(1, terms[0].cfg.history_length), height, width)
+        return (sum(t.dim * max(1, t.cfg.history_length) for t in terms),)
+
+    @property
+    def group_dims(self) -> dict[str, int]:
+        """Width of each vector group (the channels of an image group)."""
+        return {name: shape[0] for name, shape in self.group_shapes.items()}
+
     def compute(self) -> dict[str, torch.Tensor]:
-        """All groups, each (num_envs, dim) float32."""
+        """All groups: vector groups (num_envs, dim) float32, image groups (num_envs, C, H, W)."""
         out = {name: self._compute_group(name, terms) for name, terms in self.groups.items()}
         self._fresh.zero_()
         return out
@@ -137,7 +170,9 @@ class ObservationManager(TermManager):
         """Each term is written (and cast to float32) straight into its columns of a new output
         tensor, then processed in place there: one copy per term, no concatenation."""
         corrupt = self.cfg[group_name].enable_corruption
-        out = torch.empty(self.env.num_envs, self.group_dims[group_name], device=self.env.device)
+        if terms and terms[0].is_image:
+            return self._compute_image(terms[0], corrupt)
+        out = torch.empty(self.env.num_envs, *self.group_shapes[group_name], device=self.env.device)
         start = 0
         for term in terms:
             value = term.func(self.env, **term.params)
@@ -159,6 +194,34 @@ class ObservationManager(TermManager):
             else:
                 start += term.dim
         return out
+
+    def _compute_image(self, term: _Term, corrupt: bool) -> torch.Tensor:
+        """One image term: (num_envs, C, H, W) in the term's output dtype (see the module doc)."""
+        value = term.func(self.env, **term.params)
+        cfg = term.cfg
+        noisy = corrupt and term.noise is not None and cfg.noise is not None
+        if noisy or cfg.clip is not None or cfg.scale is not None:
+            image = value.float()
+            if noisy:
+                assert term.noise is not None and cfg.noise is not None
+                image += self._noise(cfg.noise, term.noise)
+            if term.output_dtype == torch.uint8:
+                image = image.round_().clamp_(0, 255)
+            if cfg.clip is not None:
+                image.clamp_(cfg.clip[0], cfg.clip[1])
+            if cfg.scale is not None:
+                image.mul_(cfg.scale)
+            value = image.to(term.output_dtype)
+        elif value.dtype != term.output_dtype:
+            value = value.to(term.output_dtype)
+        else:
+            value = value.clone()  # the camera reuses its buffer: the observation must outlive the next render
+        if term.history is None:
+            return value
+        rolled = torch.cat((term.history[:, 1:], value.unsqueeze(1)), dim=1)
+        filled = value.unsqueeze(1).expand_as(term.history)
+        term.history.copy_(torch.where(self._fresh[:, None, None, None, None], filled, rolled))
+        return term.history.flatten(1, 2)
 
     def _noise(self, noise: NoiseCfg, out: torch.Tensor) -> torch.Tensor:
         """Noise drawn into the term's buffer `out`: std * N(0, 1) or low + (high - low) * U(0, 1)."""

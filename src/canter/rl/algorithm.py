@@ -41,6 +41,7 @@ class OnPolicyAlgorithm:
     """Owns the policy, its Adam optimizer, the rollout storage and the sampling generator.
 
     policy: an ActorCritic (or ActorCriticRecurrent); moved to `device`.
+    observation_dtypes: the env's group dtypes where not float32 (uint8 images stay uint8 in storage).
     num_envs: envs per rollout. device: the env device; all rollout tensors stay there.
     generator: a torch.Generator on `device`, the only randomness of the algorithm (action noise and
         minibatch permutations).
@@ -59,6 +60,7 @@ class OnPolicyAlgorithm:
         num_envs: int,
         device: torch.device | str,
         generator: torch.Generator,
+        observation_dtypes: Mapping[str, torch.dtype] | None = None,
     ) -> None:
         if cfg.algo != self.algo_name:
             raise ConfigError(f"algo.algo: {type(self).__name__} needs {self.algo_name!r}, got {cfg.algo!r}")
@@ -74,6 +76,7 @@ class OnPolicyAlgorithm:
             observation_shapes=policy.observation_shapes,
             num_actions=policy.num_actions,
             device=self.device,
+            observation_dtypes=observation_dtypes,
         )
         self.learning_rate = torch.tensor(cfg.learning_rate, device=self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.learning_rate, fused=True)

@@ -8,6 +8,7 @@ Defaults are the values legged_gym / rsl_rl users know. Each config validates it
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Literal
 
 from canter.core.validate import (
@@ -22,8 +23,42 @@ from canter.core.validate import (
 Activation = Literal["elu", "relu", "tanh"]
 NoiseStdType = Literal["scalar", "log"]
 RnnType = Literal["none", "gru", "lstm"]
-Algorithm = Literal["ppo", "a2c"]
+Algorithm = Literal["ppo", "a2c", "dagger"]
+BetaSchedule = Literal["exponential", "linear"]
 Schedule = Literal["adaptive", "fixed"]
+
+
+@dataclass(kw_only=True)
+class CnnCfg(Validated):
+    """The convolutional encoder of each image observation group (see canter.rl.encoders).
+
+    channels, kernel_sizes, strides: one entry per conv layer (no padding); the defaults are the
+        Nature DQN encoder (Mnih et al. 2015), which maps 84x84 to 7x7 and 64x64 to 4x4.
+    output_dim: width of the linear layer after the flattened conv output (the group's features).
+    activation: after every conv layer and after the linear layer.
+    shared: one encoder per image group serves actor and critic (True), or each has its own.
+    """
+
+    channels: tuple[int, ...] = (32, 64, 64)
+    kernel_sizes: tuple[int, ...] = (8, 4, 3)
+    strides: tuple[int, ...] = (4, 2, 1)
+    output_dim: int = 512
+    activation: Activation = "relu"
+    shared: bool = True
+
+    config_name = "policy.cnn"
+
+    def validate(self) -> None:
+        if len({len(self.channels), len(self.kernel_sizes), len(self.strides)}) != 1 or not self.channels:
+            raise fail("channels", "channels, kernel_sizes and strides need one entry per layer (got "
+                       f"{len(self.channels)}, {len(self.kernel_sizes)}, {len(self.strides)})")
+        for name in ("channels", "kernel_sizes", "strides"):
+            values = tuple(getattr(self, name))
+            if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
+                raise fail(name, f"every entry must be a positive int, got {values}")
+            setattr(self, name, values)
+        require_at_least(self, "output_dim", 1, integer=True)
+        require_choice(self, "activation")
 
 
 @dataclass(kw_only=True)
@@ -40,7 +75,10 @@ class PolicyCfg(Validated):
     actor_obs_groups: observation groups fed to the actor, concatenated in this order.
     critic_obs_groups: observation groups fed to the critic; if the env has none of them the critic
         sees the actor's groups (a symmetric actor-critic).
-    normalize_obs: normalize every observation group with running mean/variance statistics.
+    normalize_obs: normalize every vector observation group with running mean/variance statistics
+        (image groups are never normalized).
+    image_obs_groups: the groups that are images (C, H, W) and go through a CNN encoder (cnn); every
+        other group must be a vector (dim,).
     """
 
     actor_hidden_dims: tuple[int, ...] = (512, 256, 128)
@@ -54,10 +92,13 @@ class PolicyCfg(Validated):
     actor_obs_groups: tuple[str, ...] = ("policy",)
     critic_obs_groups: tuple[str, ...] = ("critic",)
     normalize_obs: bool = False
+    image_obs_groups: tuple[str, ...] = ()
+    cnn: CnnCfg = dataclass_field(default_factory=CnnCfg)
 
     config_name = "policy"
 
     def validate(self) -> None:
+        self.image_obs_groups = tuple(self.image_obs_groups)
         for field in ("actor_hidden_dims", "critic_hidden_dims"):
             dims = tuple(getattr(self, field))
             if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
@@ -72,6 +113,47 @@ class PolicyCfg(Validated):
             if not groups or len(set(groups)) != len(groups):
                 raise fail(field, f"must be a non-empty tuple of distinct names, got {groups}")
             setattr(self, field, groups)
+
+
+@dataclass(kw_only=True)
+class DaggerCfg(Validated):
+    """DAgger (Ross, Gordon & Bagnell 2011) and teacher-student distillation (its β = 0 case).
+
+    At iteration i the env is driven by the expert with probability β_i and by the student otherwise,
+    drawn per env and step; the expert labels every visited state, and the student regresses the
+    expert's actions over the aggregated dataset (FIFO, the newest dataset_size transitions).
+
+    beta_schedule: "exponential": β_i = max(beta_min, beta_initial · beta_decay^i) (Ross et al. use
+        β_i = p^(i−1)); "linear": β_i falls from beta_initial to beta_min over beta_decay_iterations.
+    beta_initial, beta_decay, beta_min: see beta_schedule (beta_initial = 0: pure distillation, the
+        student drives from the start, as in rsl_rl's teacher-student distillation).
+    dataset_size: transitions kept in the aggregated dataset (per process).
+    """
+
+    beta_schedule: BetaSchedule = "exponential"
+    beta_initial: float = 1.0
+    beta_decay: float = 0.5
+    beta_min: float = 0.0
+    beta_decay_iterations: int = 50
+    dataset_size: int = 100_000
+
+    config_name = "algo.dagger"
+
+    def validate(self) -> None:
+        require_choice(self, "beta_schedule")
+        for name in ("beta_initial", "beta_decay", "beta_min"):
+            require_in_range(self, name, 0.0, 1.0)
+        if self.beta_min > self.beta_initial:
+            raise fail("beta_min", f"must be <= beta_initial ({self.beta_initial}), got {self.beta_min}")
+        require_at_least(self, "beta_decay_iterations", 1, integer=True)
+        require_at_least(self, "dataset_size", 1, integer=True)
+
+    def beta(self, iteration: int) -> float:
+        """β of iteration `iteration` (0-based): the probability that the expert drives a step."""
+        if self.beta_schedule == "exponential":
+            return max(self.beta_min, self.beta_initial * self.beta_decay**iteration)
+        fraction = min(1.0, iteration / self.beta_decay_iterations)
+        return self.beta_initial + (self.beta_min - self.beta_initial) * fraction
 
 
 @dataclass(kw_only=True)
@@ -92,6 +174,9 @@ class AlgoCfg(Validated):
     max_grad_norm: global gradient-norm clip.
     normalize_advantage_per_mini_batch: normalize advantages per minibatch instead of per rollout.
     compile: wrap the pure loss functions in torch.compile (first update pays the compile time).
+    dagger: the β schedule and dataset of algo "dagger" (which regresses the expert's actions with
+        num_learning_epochs passes of num_mini_batches minibatches over the dataset per iteration and
+        ignores the PPO-only fields).
     """
 
     algo: Algorithm = "ppo"
@@ -112,6 +197,7 @@ class AlgoCfg(Validated):
     max_grad_norm: float = 1.0
     normalize_advantage_per_mini_batch: bool = False
     compile: bool = False
+    dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
 
     config_name = "algo"
 
@@ -143,6 +229,12 @@ class AlgoCfg(Validated):
 def ppo_cfg() -> AlgoCfg:
     """A fresh PPO config with the legged_gym defaults."""
     return AlgoCfg(algo="ppo")
+
+
+def dagger_cfg() -> AlgoCfg:
+    """A fresh DAgger config: β halves every iteration, fixed learning rate."""
+    return AlgoCfg(algo="dagger", num_steps_per_env=16, num_learning_epochs=2, num_mini_batches=8,
+                   learning_rate=1e-3, schedule="fixed")
 
 
 def a2c_cfg() -> AlgoCfg:

@@ -11,6 +11,7 @@ from canter.envs.vec_env import VecEnv
 from canter.rl.a2c import A2C
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.config import AlgoCfg, PolicyCfg
+from canter.rl.dagger import Dagger, Expert
 from canter.rl.modules import ActorCritic
 from canter.rl.ppo import PPO
 from canter.rl.recurrent import ActorCriticRecurrent
@@ -31,9 +32,10 @@ def make_policy(
 
 
 def make_algorithm(
-    env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int, rank: int = 0
-) -> OnPolicyAlgorithm:
-    """The algorithm named by algo_cfg.algo with a fresh policy, on env.device.
+    env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int, rank: int = 0, expert: Expert | None = None
+) -> OnPolicyAlgorithm | Dagger:
+    """The algorithm named by algo_cfg.algo with a fresh policy, on env.device ("dagger": a student
+    policy that imitates `expert`, obs -> actions; see canter.rl.dagger).
 
     Seeds: derive_seed(seed, 0) draws the initial parameters (CPU generator, so identical on every
     device and every rank); derive_seed(seed, 1) seeds the algorithm's generator on env.device, and
@@ -43,5 +45,10 @@ def make_algorithm(
     init_generator = make_generator(derive_seed(seed, 0), "cpu")
     policy = make_policy(env.observation_shapes, env.num_actions, policy_cfg, init_generator=init_generator)
     generator = make_generator(derive_seed(seed, 1) if rank == 0 else derive_seed(seed, 1, rank), env.device)
+    dtypes = getattr(env, "observation_dtypes", None)
+    if algo_cfg.algo == "dagger":
+        return Dagger(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator, expert=expert,
+                      observation_dtypes=dtypes)
     algorithm_class = ALGORITHMS[algo_cfg.algo]
-    return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator)
+    return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator,
+                           observation_dtypes=dtypes)

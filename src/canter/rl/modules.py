@@ -18,12 +18,12 @@ from canter.core.errors import ConfigError
 from canter.rl.config import PolicyCfg
 from canter.rl.distributed import update_normalizers
 from canter.rl.distributions import gaussian_entropy, gaussian_log_prob, gaussian_sample
+from canter.rl.encoders import ACTIVATIONS, ImageEncoder, init_linear
 from canter.rl.normalizer import EmpiricalNormalizer
 
 Observations = Mapping[str, torch.Tensor]
 HiddenState = tuple[torch.Tensor, ...]
 
-_ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh}
 
 
 class PolicyStep(NamedTuple):
@@ -33,14 +33,6 @@ class PolicyStep(NamedTuple):
     log_prob: torch.Tensor
     mean: torch.Tensor
     std: torch.Tensor
-
-
-def init_linear(in_dim: int, out_dim: int, gain: float, generator: torch.Generator) -> nn.Linear:
-    """A CPU nn.Linear with orthogonal weights (scaled by gain) from `generator` and zero bias."""
-    layer = nn.Linear(in_dim, out_dim, device="meta").to_empty(device="cpu")
-    nn.init.orthogonal_(layer.weight, gain=gain, generator=generator)
-    nn.init.zeros_(layer.bias)
-    return layer
 
 
 def build_mlp(
@@ -60,7 +52,7 @@ def build_mlp(
     layers: list[nn.Module] = []
     in_dim = input_dim
     for width in hidden_dims:
-        layers += [init_linear(in_dim, width, math.sqrt(2.0), generator), _ACTIVATIONS[activation]()]
+        layers += [init_linear(in_dim, width, math.sqrt(2.0), generator), ACTIVATIONS[activation]()]
         in_dim = width
     layers.append(init_linear(in_dim, output_dim, output_gain, generator))
     return nn.Sequential(*layers)
@@ -69,11 +61,20 @@ def build_mlp(
 def resolve_obs_groups(
     observation_shapes: Mapping[str, tuple[int, ...]], cfg: PolicyCfg
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(actor groups, critic groups) present in the env; the critic falls back to the actor's groups."""
+    """(actor groups, critic groups) present in the env; the critic falls back to the actor's groups.
+
+    Vector groups must be (dim,); the groups named in cfg.image_obs_groups must be images (C, H, W).
+    """
     for group, shape in observation_shapes.items():
-        if len(shape) != 1:
+        if group in cfg.image_obs_groups:
+            if len(shape) != 3:
+                raise ConfigError(f"policy.image_obs_groups: group {group!r} is not an image (C, H, W), got {shape}")
+        elif len(shape) == 3:
+            raise ConfigError(f"policy: observation group {group!r} is an image {tuple(shape)}: name it in "
+                              f"policy.image_obs_groups to encode it with the CNN (policy.cnn)")
+        elif len(shape) != 1:
             raise ConfigError(f"policy: observation group {group!r} must be 1-D (num_envs, dim), got {shape}")
-    missing = [g for g in cfg.actor_obs_groups if g not in observation_shapes]
+    missing = [g for g in (*cfg.actor_obs_groups, *cfg.image_obs_groups) if g not in observation_shapes]
     if missing:
         raise ConfigError(
             f"policy.actor_obs_groups: env has no group {missing[0]!r} (has {sorted(observation_shapes)})"
@@ -91,8 +92,10 @@ class ActorCritic(nn.Module):
     """Gaussian actor and value critic, each an MLP over its concatenated observation groups.
 
     The action std is state-independent: a learned (num_actions,) parameter, either σ itself
-    ("scalar") or log σ ("log"). With normalize_obs every used group has its own normalizer (shared
-    by actor and critic when both read the group).
+    ("scalar") or log σ ("log"). With normalize_obs every used vector group has its own normalizer
+    (shared by actor and critic when both read the group). Image groups (cfg.image_obs_groups) go
+    through a CNN (canter.rl.encoders.ImageEncoder), one per group shared by actor and critic or one
+    each (cfg.cnn.shared), and are never normalized.
 
     observation_shapes: the env's groups, name -> (dim,). num_actions: action dimension.
     init_generator: a CPU generator the initial parameters are drawn from.
@@ -114,12 +117,20 @@ class ActorCritic(nn.Module):
         self.actor_obs_groups, self.critic_obs_groups = resolve_obs_groups(observation_shapes, cfg)
         used = dict.fromkeys(self.actor_obs_groups + self.critic_obs_groups)
         self.observation_shapes = {g: tuple(observation_shapes[g]) for g in used}
+        self.image_groups = tuple(g for g in self.observation_shapes if g in cfg.image_obs_groups)
         self.normalizers = nn.ModuleDict(
             {
-                group: EmpiricalNormalizer(shape) if cfg.normalize_obs else nn.Identity()
+                group: EmpiricalNormalizer(shape) if cfg.normalize_obs and group not in self.image_groups
+                else nn.Identity()
                 for group, shape in self.observation_shapes.items()
             }
         )
+        self.encoders = nn.ModuleDict()
+        for role, groups in (("actor", self.actor_obs_groups), ("critic", self.critic_obs_groups)):
+            for group in groups:
+                key = self._encoder_key(role, group)
+                if group in self.image_groups and key not in self.encoders:
+                    self.encoders[key] = ImageEncoder(self.observation_shapes[group], cfg.cnn, generator=init_generator)
         actor_input_dim = self._feature_dim(self.actor_obs_groups)
         critic_input_dim = self._feature_dim(self.critic_obs_groups)
         self.actor = build_mlp(
@@ -144,15 +155,23 @@ class ActorCritic(nn.Module):
         else:
             self.std = nn.Parameter(initial_std)
 
+    def _encoder_key(self, role: str, group: str) -> str:
+        return group if self.cfg.cnn.shared else f"{role}:{group}"
+
     def _feature_dim(self, groups: tuple[str, ...]) -> int:
         """Input width of the MLP reading `groups` (the recurrent subclass returns its memory size)."""
-        return sum(self.observation_shapes[g][0] for g in groups)
+        return sum(self.cfg.cnn.output_dim if g in self.image_groups else self.observation_shapes[g][0] for g in groups)
 
     # --- observations -------------------------------------------------------------------------------
 
-    def encode(self, obs: Observations, groups: tuple[str, ...]) -> torch.Tensor:
-        """Normalized groups concatenated in order: (..., dim_g) each -> (..., Σ dim_g)."""
-        return torch.cat([self.normalizers[g](obs[g]) for g in groups], dim=-1)
+    def encode(self, obs: Observations, groups: tuple[str, ...], role: str = "actor") -> torch.Tensor:
+        """Groups in order, vector groups normalized and image groups through the CNN of `role`
+        ("actor" or "critic"), concatenated: (..., dim_g) or (..., C, H, W) each -> (..., Σ features_g)."""
+        features = [
+            self.encoders[self._encoder_key(role, g)](obs[g]) if g in self.image_groups else self.normalizers[g](obs[g])
+            for g in groups
+        ]
+        return torch.cat(features, dim=-1)
 
     def update_normalization(self, obs: Observations) -> None:
         """Feeds the used groups (num_envs, dim) to their normalizers (no-op in eval mode / disabled);
@@ -199,7 +218,7 @@ class ActorCritic(nn.Module):
 
     def evaluate(self, obs: Observations, *, advance_memory: bool = True) -> torch.Tensor:
         """V(s): (num_envs,). advance_memory only matters for recurrent critics."""
-        return self.critic(self.encode(obs, self.critic_obs_groups)).squeeze(-1)
+        return self.critic(self.encode(obs, self.critic_obs_groups, "critic")).squeeze(-1)
 
     def reset(self, dones: torch.Tensor) -> None:
         """Forgets the memory of envs whose episode ended (dones: (num_envs,) bool). Stateless here."""

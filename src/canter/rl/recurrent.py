@@ -142,7 +142,7 @@ class ActorCriticRecurrent(ActorCritic):
     def evaluate(self, obs: Observations, *, advance_memory: bool = True) -> torch.Tensor:
         """V(s): (num_envs,). advance_memory=False evaluates without committing the new critic state
         (used for the bootstrap value after the last rollout step)."""
-        x = self.encode(obs, self.critic_obs_groups)
+        x = self.encode(obs, self.critic_obs_groups, "critic")
         state = self._current_state(self.critic_memory, self._critic_state, x)
         features, new_state = self.critic_memory.step(x, state)
         if advance_memory:
@@ -195,7 +195,7 @@ class ActorCriticRecurrent(ActorCritic):
         actor_x = self.encode(obs, self.actor_obs_groups)
         actor_features = self.actor_memory.sequence(actor_x, episode_starts, actor_state)
         mean, std = self.distribution_from_features(actor_features.reshape(num_steps * batch_size, -1))
-        critic_x = self.encode(obs, self.critic_obs_groups)
+        critic_x = self.encode(obs, self.critic_obs_groups, "critic")
         critic_features = self.critic_memory.sequence(critic_x, episode_starts, critic_state)
         values = self.critic(critic_features.reshape(num_steps * batch_size, -1)).squeeze(-1)
         return mean, std, values

@@ -41,6 +41,7 @@ from canter.rl import distributed
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.checkpoint import check_compatible, load_checkpoint, remove_stale_temps, save_atomic
 from canter.rl.config import AlgoCfg, PolicyCfg
+from canter.rl.dagger import Dagger, Expert
 from canter.rl.factory import make_algorithm
 from canter.rl.logger import CURVE_FILES, Logger
 
@@ -84,7 +85,8 @@ class OnPolicyRunner:
 
     seed: the base seed (the env's own seed is set by whoever built it). cpu_physics: the physics
     runs on MuJoCo's CPU thread pool, so rollouts keep torch on one thread. task: the task's name,
-    written into checkpoints and checked when loading one. Under torch.distributed the rank is this
+    written into checkpoints and checked when loading one. expert: what algo "dagger" imitates
+    (canter.rl.dagger; None for PPO/A2C). Under torch.distributed the rank is this
     process's, and threads default to this machine's cores shared by its ranks.
 
     Rank 0 removes the temporary files of checkpoint writes that a killed process left in run_dir.
@@ -92,14 +94,15 @@ class OnPolicyRunner:
     """
 
     def __init__(self, env: VecEnv, cfg: RunnerCfg, run_dir: Path, *, seed: int, cpu_physics: bool,
-                 task: str | None = None):
+                 task: str | None = None, expert: Expert | None = None):
         self.env = env
         self.task = task
         self.cfg = cfg
         self.run_dir = Path(run_dir)
         self.dist = distributed.info()
         self.rank = self.dist.rank
-        self.algorithm: OnPolicyAlgorithm = make_algorithm(env, cfg.policy, cfg.algo, seed=seed, rank=self.rank)
+        self.algorithm: OnPolicyAlgorithm | Dagger = make_algorithm(env, cfg.policy, cfg.algo, seed=seed,
+                                                                     rank=self.rank, expert=expert)
         distributed.broadcast_module(self.algorithm.policy)
         self.iteration = 0
         self.wall_time_s = 0.0

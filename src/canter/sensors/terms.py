@@ -1,18 +1,16 @@
-"""Camera images as observation terms (kept here while the observation manager learns image groups).
+"""Camera images as observation terms: one image term forms an image group of its own
+(canter.managers.observation), (num_envs, C, H, W) in the output's dtype (uint8 RGB stays uint8).
 
-    ObsTermCfg(func=CameraImage, params={"camera": CameraCfg(name="wrist", outputs=("rgb",)),
-                                         "output": "rgb"}, scale=1 / 255)
+    observations["wrist"] = ObsGroupCfg(terms={"rgb": ObsTermCfg(
+        func=CameraImage, params={"camera": CameraCfg(name="wrist", outputs=("rgb",)), "output": "rgb"})})
 
 The term renders its camera at most once per env step (the render is cached in the scene's per-step
 cache, dropped by `scene.invalidate()` after every physics step and reset), and terms naming equal
 CameraCfgs share one camera, so a depth and an RGB term of one camera cost one render: declare one
 CameraCfg with both outputs and use it in both terms.
 
-The observation manager today takes (num_envs, dim) terms and concatenates a group into one float32
-tensor, so the term returns the image flattened channel-major, (num_envs, C*H*W): a CNN reads it
-back with `.view(num_envs, C, H, W)`; noise, clip, scale and history apply per pixel. Carrying
-(num_envs, C, H, W) groups (and uint8 storage for RGB) needs the manager to accept terms of any
-trailing shape, keep an image term as its own group without concatenation, and skip the float32 cast.
+Noise, clip and scale apply per pixel; a history stacks frames along the channels. A policy reads
+image groups through a CNN (`PolicyCfg.image_obs_groups`, canter.rl.encoders).
 """
 
 from __future__ import annotations
@@ -50,7 +48,7 @@ def rendered(env: ManagerBasedRLEnv, camera: Camera) -> dict[str, torch.Tensor]:
 
 
 class CameraImage(ManagerTerm):
-    """Observation term: one output of a camera, (num_envs, C*H*W), channel-major (see module doc)."""
+    """Observation term: one output of a camera, (num_envs, C, H, W) (see module doc)."""
 
     def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
@@ -60,4 +58,4 @@ class CameraImage(ManagerTerm):
     def __call__(
         self, env: ManagerBasedRLEnv, camera: CameraCfg, output: CameraOutput = "depth"
     ) -> torch.Tensor:
-        return rendered(env, self.camera)[output].flatten(1)
+        return rendered(env, self.camera)[output]

@@ -14,6 +14,7 @@ from canter.tasks.grasp.agent_cfg import arm_grasp_state_agent_cfg
 from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg
 from canter.tasks.grasp.expert import GraspExpert
 from canter.tasks.grasp.mdp import grasp_metrics
+from canter.tasks.grasp.vision import arm_grasp_agent_cfg, arm_grasp_env_cfg
 from canter.tasks.stones.agent_cfg import dog_stones_agent_cfg
 from canter.tasks.stones.env_cfg import dog_stones_env_cfg
 
@@ -70,6 +71,15 @@ REGISTRY = Registry(
             description="A 6-DoF arm (our MJCF) grasps a small sphere among distractors and lifts it; state observations.",
             env_cfg=arm_grasp_state_env_cfg,
             agent_cfg=arm_grasp_state_agent_cfg,
+            metrics=grasp_metrics,
+            expert=GraspExpert,
+        ),
+        TaskSpec(
+            name="arm-grasp",
+            description="The same arm grasps the sphere from its wrist camera (64x64 RGB over real photos, visual DR) "
+            "and proprioception; DAgger from the scripted expert.",
+            env_cfg=arm_grasp_env_cfg,
+            agent_cfg=arm_grasp_agent_cfg,
             metrics=grasp_metrics,
             expert=GraspExpert,
         ),

@@ -1,0 +1,97 @@
+"""A camera's RGB image with sim-real composition and image-space randomization (seed 002):
+
+    ObsTermCfg(func=PhotoCameraImage, params={"camera": CameraCfg(name="wrist", outputs=("rgb", "segmentation")),
+                                              "photos": "train", "surfaces": ("table",)},
+               noise=unoise(8.0))            # pixel noise, in 0..255 units
+
+At every episode start each env draws a background photo and a surface photo (from the bank named by
+`photos`: "train", "unseen" or a folder of the user's own), a crop offset in each, whether this
+episode is composed at all (`photo_probability`) and a brightness factor. Pixels that show no geometry
+take the background photo's crop; pixels of the `surfaces` geoms (the table top) take the surface
+photo's crop, as if the rendered objects had been pasted on a real scene; then the whole image is
+scaled by the brightness factor. The draws come from the env's generator and are part of the env's
+checkpoint (the term is stateful), so a resumed run composes the same images.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from canter.core.errors import ConfigError
+from canter.managers.term import ManagerTerm, TermCfg
+from canter.sensors.camera_cfg import CameraCfg
+from canter.sensors.photos import PhotoBank, crops
+from canter.sensors.terms import env_camera, rendered
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+class PhotoCameraImage(ManagerTerm):
+    """Observation term: (num_envs, 3, H, W) uint8 RGB composed over real photos (module doc)."""
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        params: dict[str, Any] = cfg.params
+        camera_cfg: CameraCfg = params["camera"]
+        if not {"rgb", "segmentation"} <= set(camera_cfg.outputs):
+            raise ConfigError(f"PhotoCameraImage: camera {camera_cfg.name!r} must render rgb and segmentation "
+                              f"(outputs: {camera_cfg.outputs})")
+        self.camera = env_camera(env, camera_cfg)
+        self.height, self.width = camera_cfg.height, camera_cfg.width
+        size = max(int(params.get("photo_size", 96)), self.height, self.width)
+        self.bank = PhotoBank(str(params.get("photos", "train")), size, env.device)
+        model = env.sim.model
+        surfaces = tuple(params.get("surfaces", ()))
+        try:
+            self.surface_ids = [model.geom(name).id for name in surfaces]
+        except KeyError as err:
+            raise ConfigError(f"PhotoCameraImage: surfaces {surfaces} name a geom the model lacks") from err
+        low, high = params.get("brightness_range", (0.7, 1.3))
+        if not 0 < low <= high:
+            raise ConfigError(f"PhotoCameraImage: brightness_range must satisfy 0 < low <= high, got {(low, high)}")
+        probability = float(params.get("photo_probability", 1.0))
+        if not 0.0 <= probability <= 1.0:
+            raise ConfigError(f"PhotoCameraImage: photo_probability must lie in [0, 1], got {probability}")
+        self.brightness_range, self.probability = (float(low), float(high)), probability
+        n = env.num_envs
+        self.photo = torch.zeros(n, 2, dtype=torch.long, device=env.device)  # (background, surface) per env
+        self.offset = torch.zeros(n, 2, 2, dtype=torch.long, device=env.device)  # (photo, row/col) per env
+        self.composed = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.brightness = torch.ones(n, device=env.device)
+        self.reset(torch.arange(n, device=env.device))
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """New photos, crops, composition flag and brightness for the envs `env_ids`."""
+        generator, device, count = self.env.generator, self.env.device, env_ids.numel()
+        size = self.bank.size
+        self.photo[env_ids] = torch.randint(0, len(self.bank), (count, 2), generator=generator, device=device)
+        rows = torch.randint(0, size - self.height + 1, (count, 2), generator=generator, device=device)
+        cols = torch.randint(0, size - self.width + 1, (count, 2), generator=generator, device=device)
+        self.offset[env_ids] = torch.stack([rows, cols], dim=-1)
+        self.composed[env_ids] = torch.rand(count, generator=generator, device=device) < self.probability
+        low, high = self.brightness_range
+        self.brightness[env_ids] = low + (high - low) * torch.rand(count, generator=generator, device=device)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"photo": self.photo.clone(), "offset": self.offset.clone(), "composed": self.composed.clone(),
+                "brightness": self.brightness.clone()}
+
+    def __call__(self, env: ManagerBasedRLEnv, camera: CameraCfg, photos: str = "train",
+                 surfaces: tuple[str, ...] = (), photo_size: int = 96,
+                 brightness_range: tuple[float, float] = (0.7, 1.3), photo_probability: float = 1.0) -> torch.Tensor:
+        outputs = rendered(env, self.camera)
+        rgb, segmentation = outputs["rgb"], outputs["segmentation"]
+        composed = self.composed[:, None, None, None]
+        background = crops(self.bank.photos, self.photo[:, 0], self.offset[:, 0], self.height, self.width)
+        image = torch.where((segmentation < 0) & composed, background, rgb)
+        if self.surface_ids:
+            surface = torch.zeros_like(segmentation, dtype=torch.bool)
+            for geom in self.surface_ids:
+                surface |= segmentation == geom
+            texture = crops(self.bank.photos, self.photo[:, 1], self.offset[:, 1], self.height, self.width)
+            image = torch.where(surface & composed, texture, image)
+        lit = image.float().mul_(self.brightness[:, None, None, None]).round_().clamp_(0, 255)
+        return lit.to(torch.uint8)

@@ -1,0 +1,112 @@
+"""`arm-grasp`: seed 002's student. The policy sees only its wrist camera (64x64 RGB, composed over
+real photographs) and proprioception, and learns by DAgger from the scripted expert, which reads the
+full state (canter.tasks.grasp.expert).
+
+Visual domain randomization, drawn per episode (event terms, logged as Randomization/*): the colors
+of the sphere, the distractors, the table, the floor and the arm's links; the light's direction; the
+wrist camera's mounting (±5 mm, ±3°) and field of view (65–85°); how many distractors are on the table
+(0–3); and in image space the photos behind and under the scene, the brightness and pixel noise
+(canter.sensors.photo_terms). `arm-grasp` trains on scikit-image's "train" photos; `canter eval
+--photos unseen` (or a folder of one's own) tests on photos the policy never saw.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from canter.envs.env_cfg import EnvCfg
+from canter.managers.event import EventTermCfg
+from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
+from canter.managers.term import ManagerTerm, TermCfg
+from canter.mdp import visual
+from canter.rl.config import AlgoCfg, CnnCfg, DaggerCfg, PolicyCfg
+from canter.rl.runner import RunnerCfg
+from canter.scene.entity import Resolved, geoms
+from canter.sensors.camera_cfg import CameraCfg
+from canter.sensors.photo_terms import PhotoCameraImage
+from canter.tasks.grasp import mdp as grasp
+from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg, privileged_terms, proprio_terms
+
+WRIST_CAMERA = CameraCfg(name="wrist", width=64, height=64, near=0.01, far=3.0, outputs=("rgb", "segmentation"))
+PARKING_X = -1.5  # m: distractors taken off the table wait on the floor here, out of the wrist camera's view
+
+
+class ParkDistractors(ManagerTerm):
+    """Reset event (after the objects are placed): each env keeps U{keep_range} of the distractors on
+    the table, a random subset, and parks the others on the floor far behind the arm."""
+
+    def __init__(self, cfg: TermCfg, env: Any):
+        super().__init__(cfg, env)
+        model = env.sim.model
+        distractors: Resolved = cfg.params["distractors"].resolve(env.scene)
+        joints = [int(model.body_jntadr[b]) for b in distractors.ids.tolist()]
+        self.qpos_adr = torch.tensor([int(model.jnt_qposadr[j]) for j in joints], device=env.device)
+        self.count = len(joints)
+
+    def __call__(self, env: Any, env_ids: torch.Tensor, distractors: Any,
+                 keep_range: tuple[int, int] = (0, 3)) -> None:
+        n, generator = env_ids.numel(), env.generator
+        keep = torch.randint(keep_range[0], keep_range[1] + 1, (n, 1), generator=generator, device=env.device)
+        rank = torch.rand(n, self.count, generator=generator, device=env.device).argsort(dim=1).argsort(dim=1)
+        parked = rank >= keep  # (n, count): a random subset of count - keep distractors
+        slot = torch.arange(self.count, device=env.device, dtype=env.sim.qpos.dtype)
+        qpos = env.sim.qpos
+        for axis, value in ((0, PARKING_X - 0.3 * slot), (1, torch.zeros_like(slot)), (2, torch.full_like(slot, 0.05))):
+            rows = env_ids[:, None]
+            cols = (self.qpos_adr + axis)[None, :]
+            qpos[rows, cols] = torch.where(parked, value.expand(n, -1), qpos[rows, cols])
+
+
+def visual_randomization_events() -> dict[str, EventTermCfg]:
+    """The per-episode visual randomization of `arm-grasp` (see the module doc)."""
+    colored = geoms("sphere", "box_blue", "cylinder_green", "box_yellow", "table", "floor", "upper_arm", "forearm")
+    return {
+        "park_distractors": EventTermCfg(func=ParkDistractors, mode="reset",
+                                         params={"distractors": grasp.DISTRACTORS, "keep_range": (0, 3)}),
+        "geom_colors": EventTermCfg(func=visual.randomize_geom_colors, mode="reset",
+                                    params={"geoms": colored, "color_range": (0.05, 0.95), "name": "geom_color"}),
+        "light": EventTermCfg(func=visual.randomize_light, mode="reset",
+                              params={"direction_noise_rad": 0.6, "name": "light_direction"}),
+        "camera": EventTermCfg(func=visual.randomize_camera, mode="reset",
+                               params={"camera": "wrist", "position_noise": 0.005, "rotation_noise_rad": 0.05,
+                                       "fovy_range": (65.0, 85.0), "name": "wrist_camera"}),
+    }
+
+
+def arm_grasp_env_cfg(photos: str = "train") -> EnvCfg:
+    """A fresh config of `arm-grasp`: groups "policy" (proprioception), "wrist" (3x64x64 uint8 RGB),
+    "privileged" (proprioception + object positions, for a critic or a learned teacher)."""
+    cfg = arm_grasp_state_env_cfg()
+    cfg.num_envs = 128
+    cfg.observations = {
+        "policy": ObsGroupCfg(terms=proprio_terms()),
+        "wrist": ObsGroupCfg(terms={"rgb": ObsTermCfg(
+            func=PhotoCameraImage, noise=unoise(6.0),
+            params={"camera": WRIST_CAMERA, "photos": photos, "surfaces": ("table",), "photo_probability": 0.8},
+        )}),
+        "privileged": ObsGroupCfg(terms={**proprio_terms(), **privileged_terms()}, enable_corruption=False),
+    }
+    cfg.events = {**cfg.events, **visual_randomization_events()}
+    return cfg
+
+
+def arm_grasp_agent_cfg() -> RunnerCfg:
+    """DAgger from the scripted expert: β halves every iteration, a CNN over the wrist image."""
+    return RunnerCfg(
+        policy=PolicyCfg(
+            actor_hidden_dims=(256, 128),
+            critic_hidden_dims=(64,),
+            activation="elu",
+            actor_obs_groups=("wrist", "policy"),
+            critic_obs_groups=("privileged",),
+            image_obs_groups=("wrist",),
+            normalize_obs=True,
+            cnn=CnnCfg(channels=(16, 32, 32), kernel_sizes=(8, 4, 3), strides=(4, 2, 1), output_dim=256),
+        ),
+        algo=AlgoCfg(algo="dagger", num_steps_per_env=32, num_learning_epochs=1, num_mini_batches=16,
+                     learning_rate=5e-4, schedule="fixed", dagger=DaggerCfg(beta_decay=0.7, dataset_size=120_000)),
+        max_iterations=400,
+        save_interval=10,
+    )

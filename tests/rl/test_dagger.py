@@ -1,0 +1,170 @@
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from canter.core.errors import ConfigError
+from canter.rl.config import AlgoCfg, DaggerCfg, PolicyCfg
+from canter.rl.dagger import AggregatedDataset, Dagger
+from canter.rl.factory import make_algorithm
+
+from .fake_env import TargetEnv, deterministic_error, train
+
+
+def target_expert(obs):
+    """The optimal action of TargetEnv: a = x*, read from the first observation column."""
+    return obs["policy"][:, :1].clone()
+
+
+def dagger(env, expert=target_expert, seed=0, **dagger_overrides) -> Dagger:
+    algo = AlgoCfg(algo="dagger", num_steps_per_env=8, num_learning_epochs=4, num_mini_batches=4,
+                   learning_rate=3e-3, schedule="fixed", dagger=DaggerCfg(**dagger_overrides))
+    policy = PolicyCfg(actor_hidden_dims=(32, 32), critic_hidden_dims=(8,))
+    algorithm = make_algorithm(env, policy, algo, seed=seed, expert=expert)
+    assert isinstance(algorithm, Dagger)
+    return algorithm
+
+
+def run(algorithm, env, iterations):
+    obs = env.get_observations()
+    stats, executed = [], []
+    for _ in range(iterations):
+        for _ in range(algorithm.cfg.num_steps_per_env):
+            actions = algorithm.act(obs)
+            executed.append((obs["policy"][:, 0].clone(), actions[:, 0].clone()))
+            obs, rewards, terminated, truncated, extras = env.step(actions)
+            algorithm.process_env_step(rewards, terminated, truncated, extras)
+        algorithm.compute_returns(obs)
+        stats.append(algorithm.update())
+    return stats, executed
+
+
+def test_beta_schedules():
+    exponential = DaggerCfg(beta_initial=1.0, beta_decay=0.5, beta_min=0.05)
+    assert [exponential.beta(i) for i in range(6)] == [1.0, 0.5, 0.25, 0.125, 0.0625, 0.05]
+    linear = DaggerCfg(beta_schedule="linear", beta_initial=0.8, beta_min=0.0, beta_decay_iterations=4)
+    assert [linear.beta(i) for i in range(6)] == pytest.approx([0.8, 0.6, 0.4, 0.2, 0.0, 0.0])
+    with pytest.raises(ConfigError, match=r"algo\.dagger\.beta_min"):
+        DaggerCfg(beta_initial=0.2, beta_min=0.5)
+
+
+def test_dataset_is_fifo_and_keeps_rows_aligned():
+    data = AggregatedDataset(5, {"x": (2,), "img": (1, 2, 2)}, 1, "cpu", {"img": torch.uint8})
+    for start in (0, 3, 6):  # 3 rows per add: rows 0..8, the newest 5 (4..8) stay
+        ids = torch.arange(start, start + 3, dtype=torch.float32)
+        data.add({"x": ids[:, None].repeat(1, 2), "img": ids.to(torch.uint8).reshape(3, 1, 1, 1).repeat(1, 1, 2, 2)},
+                 ids[:, None] * 10)
+    assert data.size == 5 and data.observations["img"].dtype == torch.uint8
+    assert sorted(data.labels[:, 0].tolist()) == [40, 50, 60, 70, 80]
+    seen = []
+    for obs, labels in data.mini_batches(2, 1, torch.Generator().manual_seed(0)):
+        assert torch.equal(obs["x"][:, 0] * 10, labels[:, 0])  # every label next to its own observation
+        assert torch.equal(obs["img"][:, 0, 0, 0].float() * 10, labels[:, 0])
+        seen += labels[:, 0].tolist()
+    assert sorted(seen) == [40, 50, 60, 70, 80]  # each row once per epoch
+
+
+def test_expert_drives_with_beta_one_and_student_with_beta_zero():
+    env = TargetEnv(num_envs=32, seed=1)
+    algorithm = dagger(env, beta_initial=1.0, beta_decay=0.0)  # β_0 = 1, then 0
+    stats, executed = run(algorithm, env, 2)
+    first, second = executed[: algorithm.cfg.num_steps_per_env], executed[algorithm.cfg.num_steps_per_env :]
+    assert all(torch.equal(target, action) for target, action in first)  # the expert acted
+    assert float(stats[0]["expert_share"]) == 1.0 and float(stats[0]["beta"]) == 1.0
+    assert float(stats[1]["expert_share"]) == 0.0 and float(stats[1]["beta"]) == 0.0
+    assert not any(torch.equal(target, action) for target, action in second)  # the student acted
+    # β = 0.5: about half of 8 × 32 steps are the expert's
+    env = TargetEnv(num_envs=32, seed=1)
+    half = dagger(env, beta_initial=0.5, beta_decay=1.0)
+    share = float(run(half, env, 1)[0][0]["expert_share"])
+    assert 0.4 < share < 0.6
+
+
+def test_student_learns_the_expert_and_wrong_labels_are_caught():
+    env = TargetEnv(num_envs=64, seed=2)
+    algorithm = dagger(env)
+    error_before = deterministic_error(algorithm)
+    stats, _ = run(algorithm, env, 25)
+    assert deterministic_error(algorithm) < 0.01 < error_before
+    assert float(stats[-1]["imitation"]) < float(stats[0]["imitation"])
+    # labels of the wrong envs (rolled by one env) carry no information about each env's target
+    env = TargetEnv(num_envs=64, seed=2)
+    shuffled = dagger(env, expert=lambda obs: target_expert(obs).roll(1, 0))
+    run(shuffled, env, 25)
+    assert deterministic_error(shuffled) > 0.2
+
+
+def test_dagger_needs_an_expert_and_resumes_bitwise():
+    env = TargetEnv(num_envs=8)
+    with pytest.raises(ConfigError, match="needs an expert"):
+        dagger(env, expert=None)
+    env_a = TargetEnv(num_envs=16, seed=3)
+    a = dagger(env_a, dataset_size=100)
+    run(a, env_a, 2)
+    saved_algo, saved_env = copy.deepcopy(a.state_dict()), copy.deepcopy(env_a.state_dict())
+    run(a, env_a, 2)
+    env_b = TargetEnv(num_envs=16, seed=99)
+    b = dagger(env_b, seed=7, dataset_size=100)
+    b.load_state_dict(saved_algo)
+    env_b.load_state_dict(saved_env)
+    run(b, env_b, 2)
+    for pa, pb in zip(a.policy.parameters(), b.policy.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    assert a.iteration == b.iteration == 4
+
+
+class ImageTargetEnv(TargetEnv):
+    """TargetEnv whose target is shown only as an image: a bright square at column ⌊(x* + 1)·8⌋ of a
+    1×8×20 uint8 frame (group "camera"), besides the progress in "policy"."""
+
+    observation_dtypes = {"camera": torch.uint8}  # noqa: RUF012
+
+    @property
+    def observation_shapes(self):
+        return {"policy": (1,), "camera": (1, 8, 20), "critic": (3,)}
+
+    def get_observations(self):
+        obs = super().get_observations()
+        frame = torch.zeros(self.num_envs, 1, 8, 20, dtype=torch.uint8)
+        column = ((self.target + 1.0) * 8).long().clamp(0, 15)
+        frame[torch.arange(self.num_envs), 0, 2:6, column] = 255
+        frame[torch.arange(self.num_envs), 0, 2:6, column + 1] = 255
+        return {"policy": obs["policy"][:, 1:], "camera": frame, "critic": obs["critic"]}
+
+
+def test_student_learns_from_pixels_with_a_cnn():
+    from canter.rl.config import CnnCfg
+
+    env = ImageTargetEnv(num_envs=64, seed=4)
+    algo = AlgoCfg(algo="dagger", num_steps_per_env=8, num_learning_epochs=4, num_mini_batches=4,
+                   learning_rate=3e-3, schedule="fixed", dagger=DaggerCfg(dataset_size=4096))
+    policy = PolicyCfg(actor_hidden_dims=(32,), critic_hidden_dims=(8,), actor_obs_groups=("camera", "policy"),
+                       image_obs_groups=("camera",),
+                       cnn=CnnCfg(channels=(8,), kernel_sizes=(4,), strides=(2,), output_dim=32))
+    expert = lambda obs: env.target[:, None].clone()  # noqa: E731 - the expert reads the full state
+    algorithm = make_algorithm(env, policy, algo, seed=0, expert=expert)
+    assert algorithm.dataset.observations["camera"].dtype == torch.uint8  # images kept as uint8
+    run(algorithm, env, 30)
+    algorithm.eval_mode()
+    obs = env.get_observations()
+    with torch.no_grad():
+        error = (algorithm.policy.act_inference(obs)[:, 0] - env.target).abs()
+    # the image resolves x* to 1/8: the student's error stays within about half a column
+    assert float(error.mean()) < 0.1
+
+
+def test_ppo_keeps_uint8_images_in_storage_and_updates():
+    from canter.rl.config import CnnCfg
+
+    env = ImageTargetEnv(num_envs=16, seed=5)
+    policy = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), actor_obs_groups=("camera", "policy"),
+                       critic_obs_groups=("critic",), image_obs_groups=("camera",),
+                       cnn=CnnCfg(channels=(4,), kernel_sizes=(4,), strides=(2,), output_dim=8))
+    algorithm = make_algorithm(env, policy, AlgoCfg(num_steps_per_env=4, num_mini_batches=2), seed=0)
+    assert algorithm.storage.observations["camera"].dtype == torch.uint8
+    before = [p.detach().clone() for p in algorithm.policy.encoders.parameters()]
+    losses = train(algorithm, env, 2)[-1]
+    assert all(torch.isfinite(v) for v in losses.values())
+    assert any(not torch.equal(b, p) for b, p in zip(before, algorithm.policy.encoders.parameters(), strict=True))

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from canter.core.errors import ConfigError
+from canter.core.rng import make_generator
+from canter.rl.config import CnnCfg, PolicyCfg
+from canter.rl.encoders import ImageEncoder, conv_output_shape
+from canter.rl.modules import ActorCritic
+from canter.rl.normalizer import EmpiricalNormalizer
+
+
+def test_nature_cnn_output_shapes():
+    # Nature DQN: 84 -> (84-8)/4+1 = 20 -> (20-4)/2+1 = 9 -> 9-3+1 = 7; 64 -> 15 -> 6 -> 4
+    assert conv_output_shape((4, 84, 84), CnnCfg()) == (64, 7, 7)
+    assert conv_output_shape((1, 64, 64), CnnCfg()) == (64, 4, 4)
+
+
+def test_cnn_cfg_errors_name_the_field():
+    with pytest.raises(ConfigError, match="one entry per layer"):
+        CnnCfg(channels=(32, 64), kernel_sizes=(8,), strides=(4,))
+    with pytest.raises(ConfigError, match=r"policy\.cnn\.strides"):
+        CnnCfg(strides=(4, 0, 1))
+
+
+def test_image_too_small_for_stack():
+    with pytest.raises(ValueError, match="too small"):
+        ImageEncoder((1, 16, 16), CnnCfg(), generator=make_generator(0, "cpu"))
+
+
+def test_uint8_images_are_scaled_to_unit_range():
+    encoder = ImageEncoder((3, 36, 36), CnnCfg(output_dim=8), generator=make_generator(0, "cpu"))
+    raw = torch.randint(0, 256, (5, 3, 36, 36), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(encoder(raw), encoder(raw.float() / 255.0))
+    # leading dims are kept: (T, n, C, H, W) -> (T, n, D)
+    assert encoder(raw.reshape(1, 5, 3, 36, 36)).shape == (1, 5, 8)
+
+
+def _shapes():
+    return {"wrist": (3, 36, 36), "proprio": (7,), "critic": (12,)}
+
+
+def test_image_group_needs_a_cnn():
+    cfg = PolicyCfg(actor_obs_groups=("wrist", "proprio"), critic_obs_groups=("critic",))
+    with pytest.raises(ConfigError, match=r"'wrist' is an image .*policy\.image_obs_groups"):
+        ActorCritic(_shapes(), 4, cfg, init_generator=make_generator(0, "cpu"))
+    bad = PolicyCfg(actor_obs_groups=("proprio",), image_obs_groups=("proprio",))
+    with pytest.raises(ConfigError, match="'proprio' is not an image"):
+        ActorCritic({"proprio": (7,)}, 4, bad, init_generator=make_generator(0, "cpu"))
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_actor_critic_with_image_group(shared):
+    cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), actor_obs_groups=("wrist", "proprio"),
+                    critic_obs_groups=("wrist", "critic"), image_obs_groups=("wrist",), normalize_obs=True,
+                    cnn=CnnCfg(output_dim=10, shared=shared))
+    policy = ActorCritic(_shapes(), 4, cfg, init_generator=make_generator(0, "cpu"))
+    # image groups are never normalized; vector groups are
+    assert not isinstance(policy.normalizers["wrist"], EmpiricalNormalizer)
+    assert isinstance(policy.normalizers["proprio"], EmpiricalNormalizer)
+    assert sorted(policy.encoders.keys()) == (["wrist"] if shared else ["actor:wrist", "critic:wrist"])
+    assert policy.actor[0].in_features == 10 + 7 and policy.critic[0].in_features == 10 + 12
+    g = torch.Generator().manual_seed(0)
+    obs = {"wrist": torch.randint(0, 256, (6, 3, 36, 36), dtype=torch.uint8, generator=g),
+           "proprio": torch.randn(6, 7, generator=g), "critic": torch.randn(6, 12, generator=g)}
+    policy.update_normalization(obs)
+    mean, _std, values = policy.forward_train(obs)
+    assert mean.shape == (6, 4) and values.shape == (6,)
+    # the CNN learns: gradients reach the first conv layer of the actor's encoder
+    mean.sum().backward()
+    first_conv = policy.encoders["wrist" if shared else "actor:wrist"].net[0]
+    assert first_conv.weight.grad is not None and first_conv.weight.grad.abs().sum() > 0

@@ -1,0 +1,119 @@
+"""arm-grasp, the pixel student's task: the wrist image group, photo composition, the visual
+randomization events, and a DAgger iteration through the runner with the scripted expert."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from canter.core.errors import ConfigError
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.rl.dagger import Dagger, EnvExpert
+from canter.rl.runner import OnPolicyRunner
+from canter.tasks import REGISTRY
+from canter.tasks.grasp.vision import PARKING_X
+
+NUM_ENVS = 4
+
+
+def grasp_env(num_envs: int = NUM_ENVS, seed: int = 0, photos: str = "train") -> ManagerBasedRLEnv:
+    cfg = REGISTRY.get("arm-grasp").env_cfg()
+    cfg.num_envs, cfg.seed = num_envs, seed
+    cfg.sim.num_threads = 1
+    cfg.observations["wrist"].terms["rgb"].params["photos"] = photos
+    return ManagerBasedRLEnv(cfg)
+
+
+@pytest.fixture(scope="module")
+def env():
+    return grasp_env()
+
+
+def test_the_student_sees_a_uint8_wrist_image_and_proprioception(env):
+    assert env.observation_shapes["wrist"] == (3, 64, 64)
+    assert env.observation_dtypes["wrist"] == torch.uint8
+    obs, _ = env.reset()
+    assert obs["wrist"].dtype == torch.uint8 and obs["wrist"].shape == (NUM_ENVS, 3, 64, 64)
+    policy_terms = set(env.cfg.observations["policy"].terms)
+    assert not policy_terms & {"sphere_rel_tcp", "distractors_rel_tcp"}  # no privileged state for the student
+    assert {"sphere_rel_tcp", "distractors_rel_tcp"} <= set(env.cfg.observations["privileged"].terms)
+
+
+def test_the_sphere_is_in_view_and_photos_fill_background_and_table(env):
+    env.reset()
+    term = env.observation_manager.groups["wrist"][0].func
+    camera = term.camera
+    segmentation = camera.render()["segmentation"]
+    sphere = env.sim.model.geom("sphere").id
+    table = env.sim.model.geom("table").id
+    assert bool((segmentation == sphere).any(dim=(1, 2, 3)).all())  # every env's wrist camera sees the sphere
+    term.composed[:] = True
+    term.brightness[:] = 1.0
+    image = term(env, **env.observation_manager.groups["wrist"][0].params)
+    rgb = camera.outputs["rgb"]
+    on_table = (segmentation == table).expand_as(rgb)
+    on_sphere = (segmentation == sphere).expand_as(rgb)
+    # table pixels come from the photo crop (not the flat shaded color), sphere pixels from the render
+    assert torch.equal(image[on_sphere], rgb[on_sphere])
+    assert not torch.equal(image[on_table], rgb[on_table])
+    assert image[on_table].float().std() > 5.0  # a photo's texture, not one color
+
+
+def test_visual_randomization_draws_per_env_colors_camera_and_distractor_counts():
+    env = grasp_env(num_envs=16, seed=3)
+    env.reset()
+    sphere = env.sim.model.geom("sphere").id
+    colors = env.sim.expand("geom_rgba")[:, sphere, :3]
+    assert colors.std(dim=0).min() > 0.05  # every env its own sphere color
+    fovy = env.sim.expand("cam_fovy")[:, env.sim.model.camera("wrist").id]
+    assert 65.0 <= float(fovy.min()) and float(fovy.max()) <= 85.0 and float(fovy.std()) > 1.0
+    for key in ("geom_color", "light_direction", "wrist_camera"):
+        assert f"Randomization/{key}/mean" in env.extras["log"]
+    x = env.sim.qpos[:, [int(env.sim.model.jnt_qposadr[env.sim.model.body(b).jntadr[0]])
+                         for b in ("box_blue", "cylinder_green", "box_yellow")]]
+    on_table = (x > 0).sum(dim=1)
+    assert set(on_table.tolist()) > {0} and int(on_table.max()) <= 3  # 0..3 distractors, varying per env
+    assert bool(((x > 0) | (x < PARKING_X + 0.01)).all())  # parked ones wait off the table
+
+
+def test_no_camera_mounting_drawn_leaves_the_camera_inside_its_housing():
+    env = grasp_env(num_envs=48, seed=2)  # ±5 mm of mounting noise once put the camera inside its housing: all misses
+    env.reset()
+    segmentation = env.observation_manager.groups["wrist"][0].func.camera.render()["segmentation"]
+    assert bool((segmentation >= 0).flatten(1).any(dim=1).all())
+
+
+def test_photos_option_and_a_bad_photo_folder(tmp_path):
+    with pytest.raises(ConfigError, match="no folder at"):
+        grasp_env(photos=str(tmp_path / "missing"))
+
+
+def test_dagger_iterations_with_the_scripted_expert_resume_bitwise(tmp_path):
+    def runner_for(env, run_dir):
+        agent = REGISTRY.get("arm-grasp").agent_cfg()
+        agent.algo.num_steps_per_env = 4
+        agent.algo.num_mini_batches = 2
+        agent.algo.dagger.dataset_size = 64
+        expert = EnvExpert(REGISTRY.get("arm-grasp").expert(env), env)
+        return OnPolicyRunner(env, agent, run_dir, seed=0, cpu_physics=True, task="arm-grasp", expert=expert)
+
+    env = grasp_env(seed=1)
+    runner = runner_for(env, tmp_path / "a")
+    assert isinstance(runner.algorithm, Dagger)
+    obs = env.reset()[0]
+    obs, stats = runner.run_iteration(obs)
+    assert stats["beta"] == 1.0 and stats["expert_share"] == 1.0 and stats["dataset_size"] == 16
+    runner.iteration += 1
+    (tmp_path / "a").mkdir()
+    runner.save()
+    after = copy.deepcopy([p.detach() for p in runner.algorithm.policy.parameters()])
+    obs, stats = runner.run_iteration(obs)
+    assert stats["beta"] == pytest.approx(0.7) and stats["dataset_size"] == 32
+    reference = [p.detach().clone() for p in runner.algorithm.policy.parameters()]
+    resumed = runner_for(grasp_env(seed=9), tmp_path / "a")
+    resumed.load(tmp_path / "a" / "checkpoint.pt")
+    assert all(torch.equal(a, b) for a, b in zip(after, resumed.algorithm.policy.parameters(), strict=True))
+    resumed.run_iteration(resumed.env.get_observations())
+    assert all(torch.equal(a, b) for a, b in zip(reference, resumed.algorithm.policy.parameters(), strict=True))
