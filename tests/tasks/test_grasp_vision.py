@@ -68,7 +68,7 @@ def test_visual_randomization_draws_per_env_colors_camera_and_distractor_counts(
     colors = env.sim.expand("geom_rgba")[:, sphere, :3]
     assert colors.std(dim=0).min() > 0.05  # every env its own sphere color
     fovy = env.sim.expand("cam_fovy")[:, env.sim.model.camera("wrist").id]
-    assert 65.0 <= float(fovy.min()) and float(fovy.max()) <= 85.0 and float(fovy.std()) > 1.0
+    assert float(fovy.min()) >= 65.0 and float(fovy.max()) <= 85.0 and float(fovy.std()) > 1.0
     for key in ("geom_color", "light_direction", "wrist_camera"):
         assert f"Randomization/{key}/mean" in env.extras["log"]
     x = env.sim.qpos[:, [int(env.sim.model.jnt_qposadr[env.sim.model.body(b).jntadr[0]])

@@ -47,7 +47,7 @@ def _square(image: np.ndarray, size: int) -> np.ndarray:
     side = min(height, width)
     top, left = (height - side) // 2, (width - side) // 2
     crop = image[top : top + side, left : left + side]
-    resized = resize(crop, (size, size), anti_aliasing=True, preserve_range=True)
+    resized = np.asarray(resize(crop, (size, size), anti_aliasing=True, preserve_range=True), dtype=np.float64)
     return np.clip(np.rint(resized), 0, 255).astype(np.uint8)
 
 
