@@ -48,8 +48,9 @@ def test_every_task_builds_and_steps(task: str, backend: str):
     for _ in range(env.max_episode_length + 2):
         obs, reward, terminated, truncated, _extras = env.step(_random_actions(env, generator))
         for name, shape in env.observation_shapes.items():
-            assert obs[name].shape == (num_envs, *shape) and obs[name].dtype == torch.float32
-            assert torch.isfinite(obs[name]).all()
+            assert obs[name].shape == (num_envs, *shape) and obs[name].dtype == env.observation_dtypes[name]
+            assert obs[name].dtype in (torch.float32, torch.uint8)  # uint8 only for RGB image groups
+            assert obs[name].dtype == torch.uint8 or torch.isfinite(obs[name]).all()
         assert reward.shape == (num_envs,) and torch.isfinite(reward).all()
         assert terminated.dtype == torch.bool and not torch.any(terminated & truncated)
         ended |= terminated | truncated
