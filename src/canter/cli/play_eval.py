@@ -29,6 +29,8 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, f
     returns: list[torch.Tensor] = []
     lengths: list[torch.Tensor] = []
     metric_sums: dict[str, torch.Tensor] = {}
+    endings: list[torch.Tensor] = []  # per ended episode: the index of the first termination term that fired
+    terminations = getattr(env, "termination_manager", None)
     count = steps = 0
     with torch.no_grad(), torch_threads(runner.rollout_threads):
         while count < episodes:
@@ -42,12 +44,17 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, f
             if bool(done.any()):
                 returns.append(extras["episode_return"][done])
                 lengths.append(extras["episode_length"][done])
+                if terminations is not None:
+                    endings.append(terminations.term_dones[:, done].float().argmax(dim=0))
                 count += int(done.sum())
     r = torch.cat(returns)[:episodes].double()
     n = torch.cat(lengths)[:episodes].double()
     result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
               "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
     result.update({name: float(total) / steps for name, total in metric_sums.items()})
+    if terminations is not None:  # the share of episodes each termination term ended (success, time-out, ...)
+        first = torch.cat(endings)[:episodes]
+        result.update({f"ended_by_{name}": float((first == k).double().mean()) for k, name in enumerate(terminations.names)})
     return result
 
 
@@ -56,7 +63,7 @@ def eval_main(args: EvalArgs) -> int:
 
     if args.episodes < 1:
         raise CanterError("--episodes must be >= 1")
-    command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint)
+    command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
     task = command.task
     spec = REGISTRY.get(task)
     result = evaluate(runner, args.episodes, spec.metrics)

@@ -55,6 +55,7 @@ class EvalArgs:
     episodes: int = 100  # episodes to average over
     num_envs: int = 64
     checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
+    photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
     json: bool = False
 
     def run(self, rest: list[str]) -> int:

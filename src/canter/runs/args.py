@@ -37,6 +37,7 @@ class TrainFlags:
     algo: Literal["ppo", "a2c", "dagger"] | None = None  # default: the task's agent config
     model: str | None = None  # a different MJCF for the task's robot
     teacher: str | None = None  # dagger: imitate this trained run's policy instead of the task's scripted expert
+    photos: str | None = None  # tasks with photo backgrounds: "train" (default), "unseen" or a folder of your photos
     quiet: bool = False  # no start-up tables
 
 
@@ -134,6 +135,8 @@ def apply_flags(args: TrainArgs, flags: TrainFlags) -> None:
         args.env.model_path = flags.model
     if flags.teacher is not None:
         args.teacher = flags.teacher
+    if flags.photos is not None:
+        apply_photos(args.env, flags.photos)
     args.env.device = args.device
     args.env.sim.backend = args.backend
     validate_tree(args.env, "env")
@@ -162,6 +165,17 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
     if algo.algo == "ppo" and algo.num_mini_batches > transitions:
         raise ConfigError(f"agent.algo.num_mini_batches: {algo.num_mini_batches} minibatches exceed the {transitions} "
                           f"transitions of a rollout ({num_envs // world_size} envs x {algo.num_steps_per_env} steps)")
+
+
+def apply_photos(env_cfg: EnvCfg, source: str) -> None:
+    """Every observation term that composes camera images over photos (a "photos" parameter, e.g.
+    canter.sensors.photo_terms.PhotoCameraImage) takes them from `source`: "train", "unseen" (photos
+    kept out of training) or a folder of the user's own PNG/JPEG files. ConfigError if the task has none."""
+    terms = [term for group in env_cfg.observations.values() for term in group.terms.values() if "photos" in term.params]
+    if not terms:
+        raise ConfigError("--photos: this task composes no camera image over photos")
+    for term in terms:
+        term.params["photos"] = source
 
 
 def task_expert(task: str, args: TrainArgs, env: Any) -> Any:

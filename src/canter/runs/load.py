@@ -6,24 +6,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canter.core.errors import CanterError
-from canter.runs.args import TrainArgs, make_env, task_expert
+from canter.runs.args import TrainArgs, apply_photos, make_env, task_expert
 from canter.runs.rundir import CHECKPOINT_FILE, RunCommand, read_command
 
 if TYPE_CHECKING:
     from canter.rl.runner import OnPolicyRunner
 
 
-def load_run(run_dir: str | Path, num_envs: int | None = None,
-             checkpoint: str | None = None) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
-    """The run's command, its TrainArgs (num_envs replaced if given) and a runner whose policy holds
-    the checkpoint's weights, in eval mode. CanterError for a missing run or checkpoint, or a
-    checkpoint of another task or network."""
+def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str | None = None,
+             photos: str | None = None) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
+    """The run's command, its TrainArgs (num_envs replaced if given; photo backgrounds from `photos`
+    if given, see apply_photos) and a runner whose policy holds the checkpoint's weights, in eval
+    mode. CanterError for a missing run or checkpoint, or a checkpoint of another task or network."""
     from canter.rl.runner import OnPolicyRunner
 
     command = read_command(run_dir)
     args = command.train_args()
     if num_envs is not None:
         args.env.num_envs = num_envs
+    if photos is not None:
+        apply_photos(args.env, photos)
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     env = make_env(args)
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=args.backend == "cpu",
