@@ -7,7 +7,7 @@ import json
 import pytest
 
 from canter.bench.camera import CameraBenchCfg, run_camera_bench
-from canter.bench.camera_cli import main
+from canter.cli.main import main
 from canter.core.errors import ConfigError
 from canter.sim.model import asset_path
 
@@ -35,7 +35,7 @@ def test_result_holds_the_figures_scripts_read():
 
 
 def test_cli_prints_json_and_writes_out(tmp_path, capsys):
-    argv = ["--model", TABLE, "--num-envs", "2", "--resolution", "8", "--repeats", "1", "--seconds", "0.02",
+    argv = ["bench", "camera", "--model", TABLE, "--num-envs", "2", "--resolution", "8", "--repeats", "1", "--seconds", "0.02",
             "--no-renderer-loop", "--camera", "oblique", "--json", "--out", str(tmp_path)]  # fmt: skip
     assert main(argv) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -47,7 +47,7 @@ def test_cli_prints_json_and_writes_out(tmp_path, capsys):
 
 
 def test_bad_input_names_the_problem():
-    with pytest.raises(ConfigError, match="exactly one of --task or --model"):
+    with pytest.raises(ConfigError, match="exactly one of TASK or --model"):
         run_camera_bench(CameraBenchCfg(num_envs=2))
     with pytest.raises(ConfigError, match=r"no camera named 'wrist' \(its cameras: overhead, oblique\)"):
         run_camera_bench(CameraBenchCfg(model=TABLE, camera="wrist", num_envs=2, renderer_loop=False))

@@ -166,7 +166,7 @@ def _camera_name(model: mujoco.MjModel, name: str | None) -> str:
 def _scene(cfg: CameraBenchCfg) -> tuple[str, Simulator, Callable[[], None]]:
     """(source, simulator, one env step) for a task or a bare model."""
     if (cfg.task is None) == (cfg.model is None):
-        raise ConfigError("bench camera: give exactly one of --task or --model")
+        raise ConfigError("bench camera: give exactly one of TASK or --model")
     if cfg.model is not None:
         if cfg.decimation < 1:
             raise ConfigError(f"bench camera: decimation must be >= 1, got {cfg.decimation}")

@@ -9,6 +9,7 @@ from typing import Annotated, Union
 
 import tyro
 
+from canter.cli.bench.camera import CameraArgs
 from canter.cli.bench.env import EnvArgs, MemoryArgs
 from canter.cli.bench.gradsync import GradsyncArgs
 from canter.cli.bench.latency import LatencyArgs
@@ -31,14 +32,15 @@ Scenario = Union[  # noqa: UP007 - tyro reads the Union
     Annotated[StonesArgs, _sub("stones")],
     Annotated[StonesCostArgs, _sub("stones-cost")],
     Annotated[LatencyArgs, _sub("latency")],
+    Annotated[CameraArgs, _sub("camera")],
 ]
 
 
-SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency")
+SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera")
 
 
 @dataclass(kw_only=True)
 class BenchCmd:
-    """Benchmarks: env step FPS, training FPS, scaling, gradient exchange, QP, stepping stones, latency."""
+    """Benchmarks: env step FPS, training FPS, scaling, gradient exchange, QP, stepping stones, latency, cameras."""
 
     scenario: Scenario

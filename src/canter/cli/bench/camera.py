@@ -1,30 +1,48 @@
-"""Arguments and entry point of `canter bench camera` (the CLI tree calls `main(argv)`).
-
-    python -m canter.bench.camera_cli --model src/canter/assets/camera_table.xml --num-envs 256 \
-        --resolution 64 --json
-"""
+"""`canter bench camera`: batched camera images/s vs a per-env mujoco.Renderer loop, and the camera's
+share of the env step (canter.bench.camera)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Literal
 
-import tyro
-from rich.console import Console
-from rich.table import Table
+from canter.cli.flags import OptionalTask
 
-from canter.bench.camera import CameraBenchCfg, CameraBenchResult, result_path, run_camera_bench
-from canter.core.errors import CanterError
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from canter.bench.camera import CameraBenchResult
 
 
 @dataclass(kw_only=True)
-class CameraBenchArgs(CameraBenchCfg):
+class CameraArgs:
+    """Batched camera images/s (cpu: ray casting; warp: MuJoCo Warp's renderer) vs mujoco.Renderer env by env."""
+
+    task: OptionalTask = None  # a registered task whose scene is rendered (or --model)
+    model: str | None = None  # a bare MJCF model instead of a task
+    camera: str | None = None  # the MJCF camera (default: the model's first camera)
+    num_envs: int = 256
+    resolution: int = 64  # square images, pixels per side
+    outputs: tuple[Literal["depth", "rgb", "segmentation"], ...] = ("depth",)
+    backend: str = "cpu"
+    device: str = "cpu"
+    threads: int = 0  # MuJoCo's thread pool (0: all available cores)
+    decimation: int = 10  # physics substeps per env step for a bare model
+    seconds: float = 1.0  # per repetition and side
+    repeats: int = 5
+    renderer_loop: bool = True  # also time the per-env mujoco.Renderer loop
+    seed: int = 0
     json: bool = False  # print the result as JSON instead of a table
     out: str | None = None  # a directory to write camera.json into
 
+    def run(self, rest: list[str]) -> int:
+        return camera_main(self)
+
 
 def _table(result: CameraBenchResult) -> Table:
+    from rich.table import Table
+
     table = Table(
         title=f"{result.source} / camera {result.camera!r}: {result.num_envs} envs, {result.width}x{result.height} "
         f"{'+'.join(result.outputs)}, backend {result.backend}, {result.threads} threads",
@@ -60,20 +78,17 @@ def _table(result: CameraBenchResult) -> Table:
     return table
 
 
-def main(argv: list[str] | None = None) -> int:
+def camera_main(args: CameraArgs) -> int:
     """Run the benchmark; print a table (or JSON) and write camera.json under --out."""
-    args = tyro.cli(
-        CameraBenchArgs,
-        args=list(sys.argv[1:] if argv is None else argv),
-        prog="canter bench camera",
-        description="Batched camera images/s vs a per-env mujoco.Renderer loop, and the camera's share of the step.",
-    )
+    from rich.console import Console
+
+    from canter.bench.camera import CameraBenchCfg, result_path, run_camera_bench
+
+    cfg = CameraBenchCfg(**{k: v for k, v in asdict(args).items() if k not in ("json", "out")})
     console = Console(stderr=True)
-    console.print(
-        f"[bold]bench camera[/bold] {args.task or args.model} num_envs={args.num_envs} "
-        f"resolution={args.resolution} backend={args.backend} ({args.repeats} x {args.seconds:.1f} s per side)"
-    )
-    result = run_camera_bench(args, progress=lambda line: console.print(f"[dim]{line}[/dim]"))
+    console.print(f"[bold]bench camera[/bold] {args.task or args.model} num_envs={args.num_envs} "
+                  f"resolution={args.resolution} backend={args.backend} ({args.repeats} x {args.seconds:.1f} s per side)")
+    result = run_camera_bench(cfg, progress=lambda line: console.print(f"[dim]{line}[/dim]"))
     if result.renderer_error is not None:
         console.print(f"[yellow]{result.renderer_error}[/yellow]")
     if args.out is not None:
@@ -85,11 +100,3 @@ def main(argv: list[str] | None = None) -> int:
     else:
         Console().print(_table(result))
     return 0
-
-
-if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except CanterError as err:
-        print(f"canter: error: {err}", file=sys.stderr)
-        sys.exit(2)
