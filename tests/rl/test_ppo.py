@@ -9,6 +9,7 @@ from canter.core.errors import CanterError, ConfigError
 from canter.core.rng import make_generator
 from canter.rl.a2c import A2C
 from canter.rl.config import AlgoCfg, PolicyCfg
+from canter.rl.distributed import all_reduce_gradients
 from canter.rl.factory import make_algorithm
 from canter.rl.losses import adaptive_learning_rate, clipped_surrogate_loss, value_loss
 from canter.rl.modules import ActorCritic
@@ -134,7 +135,7 @@ def test_update_returns_tensor_statistics_and_reduce_gradients_is_a_no_op():
     grads = [torch.ones_like(p) for p in algorithm.policy.parameters()]
     for p, g in zip(algorithm.policy.parameters(), grads, strict=True):
         p.grad = g
-    algorithm._reduce_gradients()
+    all_reduce_gradients(algorithm.policy.parameters())  # what every gradient step calls
     assert all(p.grad is g for p, g in zip(algorithm.policy.parameters(), grads, strict=True))
 
 

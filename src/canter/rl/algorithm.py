@@ -155,16 +155,7 @@ class OnPolicyAlgorithm:
 
     def _gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
         """Backward, gradient all-reduce, global norm clip, Adam step. Returns the pre-clip norm ()."""
-        self.optimizer.zero_grad()
-        loss.backward()
-        self._reduce_gradients()
-        grad_norm = nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.max_grad_norm)
-        self.optimizer.step()
-        return grad_norm.detach()
-
-    def _reduce_gradients(self) -> None:
-        """Averages gradients over processes with one flat all-reduce; no-op without torch.distributed."""
-        all_reduce_gradients(self.policy.parameters())
+        return gradient_step(loss, self.policy, self.optimizer, self.cfg.max_grad_norm)
 
     @torch.no_grad()
     def _adapt_learning_rate(self, batch: MiniBatch, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
@@ -195,21 +186,43 @@ class OnPolicyAlgorithm:
 
         Like torch's state_dicts, tensors are references to live state: save or deep-copy them.
         """
-        return {
-            "algo": self.algo_name,
-            "policy": self.policy.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "learning_rate": self.learning_rate.detach().clone(),
-            "generator": self.generator.get_state(),
-        }
+        return learner_state(self)
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restores what `state_dict` saved; the learning rate stays shared with the optimizer."""
-        if state["algo"] != self.algo_name:
-            raise CanterError(f"checkpoint holds a {state['algo']!r} algorithm, not {self.algo_name!r}")
-        self.policy.load_state_dict(state["policy"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.learning_rate.copy_(state["learning_rate"])
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate
-        self.generator.set_state(state["generator"].cpu())  # a map_location may have moved it
+        load_learner_state(self, state)
+
+
+def gradient_step(loss: torch.Tensor, policy: nn.Module, optimizer: torch.optim.Optimizer,
+                  max_grad_norm: float) -> torch.Tensor:
+    """Backward, one flat gradient all-reduce over processes (no-op without torch.distributed),
+    global norm clip, optimizer step. Returns the pre-clip gradient norm ()."""
+    optimizer.zero_grad()
+    loss.backward()
+    all_reduce_gradients(policy.parameters())
+    grad_norm = nn.utils.clip_grad_norm_(policy.parameters(), max_grad_norm)
+    optimizer.step()
+    return grad_norm.detach()
+
+
+def learner_state(learner: Any) -> dict[str, Any]:
+    """What every learner saves: algo name, policy, optimizer, learning rate, generator."""
+    return {
+        "algo": learner.algo_name,
+        "policy": learner.policy.state_dict(),
+        "optimizer": learner.optimizer.state_dict(),
+        "learning_rate": learner.learning_rate.detach().clone(),
+        "generator": learner.generator.get_state(),
+    }
+
+
+def load_learner_state(learner: Any, state: Mapping[str, Any]) -> None:
+    """Restores `learner_state`; the learning rate () tensor stays shared with the optimizer."""
+    if state["algo"] != learner.algo_name:
+        raise CanterError(f"checkpoint holds a {state['algo']!r} algorithm, not {learner.algo_name!r}")
+    learner.policy.load_state_dict(state["policy"])
+    learner.optimizer.load_state_dict(state["optimizer"])
+    learner.learning_rate.copy_(state["learning_rate"])
+    for group in learner.optimizer.param_groups:
+        group["lr"] = learner.learning_rate
+    learner.generator.set_state(state["generator"].cpu())  # a map_location may have moved it

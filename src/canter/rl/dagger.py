@@ -22,11 +22,10 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
-from torch import nn
 
 from canter.core.errors import CanterError, ConfigError
+from canter.rl.algorithm import gradient_step, learner_state, load_learner_state
 from canter.rl.config import AlgoCfg
-from canter.rl.distributed import all_reduce_gradients
 from canter.rl.modules import ActorCritic
 
 Observations = Mapping[str, torch.Tensor]
@@ -212,11 +211,7 @@ class Dagger:
         for observations, labels in self.dataset.mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs,
                                                               self.generator):
             loss = (self.policy.act_inference(observations) - labels).square().sum(-1).mean()
-            self.optimizer.zero_grad()
-            loss.backward()
-            all_reduce_gradients(self.policy.parameters())
-            nn.utils.clip_grad_norm_(self.policy.parameters(), cfg.max_grad_norm)
-            self.optimizer.step()
+            gradient_step(loss, self.policy, self.optimizer, cfg.max_grad_norm)
             losses.append(loss.detach())
         stats = {
             "imitation": torch.stack(losses).mean() if losses else torch.zeros((), device=self.device),
@@ -238,28 +233,18 @@ class Dagger:
         self.policy.eval()
 
     def state_dict(self) -> dict[str, Any]:
-        """algo name, student, optimizer, learning rate, generator, DAgger iteration and dataset."""
+        """algo name, student, optimizer, learning rate, generator, DAgger iteration, dataset, and
+        the expert's state (a scripted expert's per-env phase)."""
         return {
-            "algo": self.algo_name,
-            "policy": self.policy.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "learning_rate": self.learning_rate.detach().clone(),
-            "generator": self.generator.get_state(),
+            **learner_state(self),
             "dagger_iteration": self.iteration,
             "dataset": self.dataset.state_dict(),
             "expert": self.expert.state_dict() if hasattr(self.expert, "state_dict") else None,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        if state["algo"] != self.algo_name:
-            raise CanterError(f"checkpoint holds a {state['algo']!r} algorithm, not {self.algo_name!r}")
-        self.policy.load_state_dict(state["policy"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.learning_rate.copy_(state["learning_rate"])
-        for group in self.optimizer.param_groups:
-            group["lr"] = self.learning_rate
-        self.generator.set_state(state["generator"].cpu())
+        load_learner_state(self, state)
         self.iteration = int(state["dagger_iteration"])
         self.dataset.load_state_dict(state["dataset"])
         if state.get("expert") is not None and hasattr(self.expert, "load_state_dict"):
-            self.expert.load_state_dict(state["expert"])  # a scripted expert's per-env phase
+            self.expert.load_state_dict(state["expert"])
