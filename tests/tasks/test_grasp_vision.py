@@ -67,6 +67,10 @@ def test_visual_randomization_draws_per_env_colors_camera_and_distractor_counts(
     sphere = env.sim.model.geom("sphere").id
     colors = env.sim.expand("geom_rgba")[:, sphere, :3]
     assert colors.std(dim=0).min() > 0.05  # every env its own sphere color
+    assert bool((colors[:, 0] >= 0.65).all() and (colors[:, 1:] <= 0.3).all())  # always reddish: the target
+    distractors = [env.sim.model.geom(g).id for g in ("box_blue", "cylinder_green", "box_yellow")]
+    others = env.sim.expand("geom_rgba")[:, distractors, :3]
+    assert bool((others[..., 0] <= 0.5).all() and (others[..., 1:] >= 0.3).all())  # never reddish
     fovy = env.sim.expand("cam_fovy")[:, env.sim.model.camera("wrist").id]
     assert float(fovy.min()) >= 65.0 and float(fovy.max()) <= 85.0 and float(fovy.std()) > 1.0
     for key in ("geom_color", "light_direction", "wrist_camera"):

@@ -32,16 +32,25 @@ def randomize_geom_colors(
     env: ManagerBasedRLEnv,
     env_ids: torch.Tensor,
     geoms: Resolved,
-    color_range: tuple[float, float] = (0.05, 0.95),
+    color_range: tuple[float, float] | tuple[tuple[float, float], tuple[float, float], tuple[float, float]] = (0.05, 0.95),
     name: str = "geom_color",
 ) -> None:
-    """Each selected geom of each env gets an RGB color drawn per channel from U(color_range); alpha
-    keeps its nominal value. Logged: (num_envs, geoms, 3) colors."""
+    """Each selected geom of each env gets an RGB color drawn per channel from U(color_range), one
+    range for all channels or one (low, high) per channel (e.g. keep a target reddish and the
+    distractors not); alpha keeps its nominal value. Logged: (num_envs, geoms, 3) colors."""
     _require_kind("randomize_geom_colors", "geoms", geoms, "geom")
-    _check_range("randomize_geom_colors", "color_range", color_range, minimum=0.0)
-    if color_range[1] > 1.0:
-        raise ConfigError(f"randomize_geom_colors: color_range must lie in [0, 1], got {color_range}")
-    colors = _uniform(env, (env_ids.numel(), geoms.count, 3), *color_range)
+    ranges: list[tuple[float, float]] = (
+        [tuple(b) for b in color_range] if isinstance(color_range[0], tuple | list) else [color_range] * 3  # type: ignore[misc]
+    )
+    if len(ranges) != 3:
+        raise ConfigError(f"randomize_geom_colors: color_range is one (low, high) or three, got {color_range}")
+    for bounds in ranges:
+        _check_range("randomize_geom_colors", "color_range", bounds, minimum=0.0)
+        if bounds[1] > 1.0:
+            raise ConfigError(f"randomize_geom_colors: color_range must lie in [0, 1], got {color_range}")
+    low = torch.tensor([float(b[0]) for b in ranges], device=env.device)
+    high = torch.tensor([float(b[1]) for b in ranges], device=env.device)
+    colors = low + (high - low) * torch.rand((env_ids.numel(), geoms.count, 3), generator=env.generator, device=env.device)
     rgba = env.sim.expand("geom_rgba")
     rgba[env_ids[:, None], geoms.ids[None, :], :3] = colors.to(rgba.dtype)
     nominal = env.scene.model_field("geom_rgba")[geoms.ids][:, :3]

@@ -3,7 +3,8 @@ real photographs) and proprioception, and learns by DAgger from the scripted exp
 full state (canter.tasks.grasp.expert).
 
 Visual domain randomization, drawn per episode (event terms, logged as Randomization/*): the colors
-of the sphere, the distractors, the table, the floor and the arm's links; the light's direction; the
+of the table, the floor and the arm's links (any), of the sphere (any reddish shade) and of the
+distractors (never reddish: from above the cylinder is a disc the sphere's size); the light's direction; the
 wrist camera's mounting (±5 mm, ±3°) and field of view (65–85°); how many distractors are on the table
 (0–3); and in image space the photos behind and under the scene, the brightness and pixel noise
 (canter.sensors.photo_terms). `arm-grasp` trains on scikit-image's "train" photos; `canter eval
@@ -61,12 +62,19 @@ class ParkDistractors(ManagerTerm):
 
 def visual_randomization_events() -> dict[str, EventTermCfg]:
     """The per-episode visual randomization of `arm-grasp` (see the module doc)."""
-    colored = geoms("sphere", "box_blue", "cylinder_green", "box_yellow", "table", "floor", "upper_arm", "forearm")
+    # The sphere and the cylinder both look like discs of 2 cm radius from above: only color can tell
+    # the target, so the sphere stays reddish (its hue and shade drawn) and distractors never are.
+    scene = geoms("table", "floor", "upper_arm", "forearm")
     return {
         "park_distractors": EventTermCfg(func=ParkDistractors, mode="reset",
                                          params={"distractors": grasp.DISTRACTORS, "keep_range": (0, 3)}),
         "geom_colors": EventTermCfg(func=visual.randomize_geom_colors, mode="reset",
-                                    params={"geoms": colored, "color_range": (0.05, 0.95), "name": "geom_color"}),
+                                    params={"geoms": scene, "color_range": (0.05, 0.95), "name": "geom_color"}),
+        "sphere_color": EventTermCfg(func=visual.randomize_geom_colors, mode="reset", params={
+            "geoms": geoms("sphere"), "color_range": ((0.65, 1.0), (0.0, 0.3), (0.0, 0.3)), "name": "sphere_color"}),
+        "distractor_colors": EventTermCfg(func=visual.randomize_geom_colors, mode="reset", params={
+            "geoms": geoms("box_blue", "cylinder_green", "box_yellow"),
+            "color_range": ((0.0, 0.5), (0.3, 1.0), (0.3, 1.0)), "name": "distractor_color"}),
         "light": EventTermCfg(func=visual.randomize_light, mode="reset",
                               params={"direction_noise_rad": 0.6, "name": "light_direction"}),
         "camera": EventTermCfg(func=visual.randomize_camera, mode="reset",
