@@ -13,14 +13,15 @@ BACKENDS = ["onnxruntime fp32", "onnxruntime int8", "canter runtime fp32 (raw te
 
 def test_latency_rows_cover_every_backend_for_both_policies(tmp_path):
     result = run_latency_bench(LatencyCfg(iterations=20, warmup=2, rounds=2, gru_hidden_dim=32))
-    assert [(r["policy"], r["backend"]) for r in result["rows"]] == [(p, b) for p in ("mlp", "gru") for b in BACKENDS]
-    for row in result["rows"]:
-        assert row["calls"] == 20
-        assert 0 < row["p50_us"] <= row["p99_us"] <= row["max_us"]
-    assert result["networks"]["mlp"]["actor_hidden_dims"] == [256, 128, 64]  # the dog's agent config
-    assert result["networks"]["mlp"]["obs_dim"] == 48 and result["networks"]["gru"]["rnn"]["hidden_dim"] == 32
+    assert [(r.policy, r.backend) for r in result.rows] == [(p, b) for p in ("mlp", "gru") for b in BACKENDS]
+    for row in result.rows:
+        assert row.calls == 20
+        assert 0 < row.p50_us <= row.p99_us <= row.max_us
+    assert result.networks["mlp"]["actor_hidden_dims"] == [256, 128, 64]  # the dog's agent config
+    assert result.networks["mlp"]["obs_dim"] == 48 and result.networks["gru"]["rnn"]["hidden_dim"] == 32
+    assert result.to_json()["rows"][0]["backend"] == "onnxruntime fp32"  # the report's layout
     table = markdown_table(result)
-    assert table.count("\n") == 2 + len(result["rows"])
+    assert table.count("\n") == 2 + len(result.rows)
     plot_latency(result, tmp_path / "latency.png")
     assert (tmp_path / "latency.png").stat().st_size > 10_000
 

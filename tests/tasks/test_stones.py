@@ -9,6 +9,7 @@ import torch
 
 from canter.bench.stones import (
     HeuristicPolicy,
+    StonesResult,
     build_level_env,
     level_table,
     run_episodes,
@@ -134,7 +135,10 @@ def test_level_evaluation_runs_one_episode_per_env():
     outcome = run_episodes(env, HeuristicPolicy(env.num_actions))
     assert outcome["length"].tolist() == [10, 10, 10, 10]  # 0.2 s at 50 Hz: time-outs
     rows = level_table([0, 9], 2, outcome, names)
-    assert [row["success_rate"] for row in rows] == [0.0, 0.0]
-    assert rows[0]["endings"]["time_out"] == 1.0
-    table = stones_markdown({"levels": [0, 9], "heuristic": rows})
+    assert [row.success_rate for row in rows] == [0.0, 0.0]
+    assert rows[0].endings["time_out"] == 1.0
+    result = StonesResult(task="dog-stones", levels=[0, 9], episodes_per_level=2, run_dir=None,
+                          controllers={"heuristic": rows})
+    assert result.to_json()["heuristic"][0]["success_rate"] == 0.0  # the report's layout
+    table = stones_markdown(result)
     assert table.splitlines()[2].startswith("| 0 | 0.00 |")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -135,7 +135,38 @@ def _time(calls: dict[str, Call], cfg: LatencyCfg) -> dict[str, np.ndarray]:
     return {name: np.asarray(values, dtype=np.float64) / 1e3 for name, values in samples.items()}
 
 
-def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+@dataclass(kw_only=True)
+class LatencyRow:
+    """One policy on one backend: latency per single-observation call, microseconds."""
+
+    policy: str
+    backend: str
+    p50_us: float
+    p99_us: float
+    max_us: float
+    mean_us: float
+    calls: int
+
+
+@dataclass(kw_only=True)
+class LatencyResult:
+    """`canter bench latency`: one row per (policy, backend), the networks timed and the machine."""
+
+    task: str
+    threads: int
+    batch: int
+    iterations: int
+    warmup: int
+    rounds: int
+    networks: dict[str, Any]
+    rows: list[LatencyRow]
+    machine: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = None) -> LatencyResult:
     """Latency rows {policy, backend, p50_us, p99_us, max_us, mean_us} for the MLP and the GRU."""
     spec = REGISTRY.get(cfg.task)
     if spec.agent_cfg is None:
@@ -144,7 +175,7 @@ def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = 
     env_cfg.num_envs, env_cfg.device, env_cfg.sim.num_threads = 1, "cpu", 1
     env = ManagerBasedRLEnv(env_cfg)
     obs_all, _ = env.reset()
-    rows: list[dict[str, Any]] = []
+    rows: list[LatencyRow] = []
     networks: dict[str, Any] = {}
     for label, rnn in (("mlp", "none"), ("gru", "gru")):
         agent = spec.agent_cfg()
@@ -173,62 +204,43 @@ def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = 
                 progress(f"{label}: exporting and timing {cfg.iterations} calls per backend")
             timings = _time(_backends(policy, env, cfg.task, Path(tmp), obs), cfg)
         for backend, us in timings.items():
-            rows.append(
-                {
-                    "policy": label,
-                    "backend": backend,
-                    "p50_us": float(np.percentile(us, 50)),
-                    "p99_us": float(np.percentile(us, 99)),
-                    "max_us": float(us.max()),
-                    "mean_us": float(us.mean()),
-                    "calls": int(us.size),
-                }
-            )
-    return {
-        "task": cfg.task,
-        "threads": 1,
-        "batch": 1,
-        "iterations": cfg.iterations,
-        "warmup": cfg.warmup,
-        "rounds": cfg.rounds,
-        "networks": networks,
-        "rows": rows,
-        "machine": machine_info(),
-    }
+            rows.append(LatencyRow(policy=label, backend=backend, p50_us=float(np.percentile(us, 50)),
+                                   p99_us=float(np.percentile(us, 99)), max_us=float(us.max()),
+                                   mean_us=float(us.mean()), calls=int(us.size)))
+    return LatencyResult(task=cfg.task, threads=1, batch=1, iterations=cfg.iterations, warmup=cfg.warmup,
+                         rounds=cfg.rounds, networks=networks, rows=rows, machine=machine_info())
 
 
-def markdown_table(result: dict[str, Any]) -> str:
+def markdown_table(result: LatencyResult) -> str:
     lines = ["| policy | backend | p50 µs | p99 µs | max µs |", "|---|---|---:|---:|---:|"]
-    for row in result["rows"]:
-        lines.append(
-            f"| {row['policy']} | {row['backend']} | {row['p50_us']:.1f} | {row['p99_us']:.1f} | {row['max_us']:.0f} |"
-        )
+    for row in result.rows:
+        lines.append(f"| {row.policy} | {row.backend} | {row.p50_us:.1f} | {row.p99_us:.1f} | {row.max_us:.0f} |")
     return "\n".join(lines) + "\n"
 
 
-def plot_latency(result: dict[str, Any], path: Path) -> None:
+def plot_latency(result: LatencyResult, path: Path) -> None:
     """Grouped horizontal bars of p50 and p99 per backend, one panel per policy."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    policies = list(dict.fromkeys(row["policy"] for row in result["rows"]))
+    policies = list(dict.fromkeys(row.policy for row in result.rows))
     fig, axes = plt.subplots(1, len(policies), figsize=(6 * len(policies), 4), sharex=True)
     for ax, policy in zip(np.atleast_1d(axes), policies, strict=True):
-        rows = [row for row in result["rows"] if row["policy"] == policy]
+        rows = [row for row in result.rows if row.policy == policy]
         y = np.arange(len(rows))
-        ax.barh(y - 0.2, [r["p50_us"] for r in rows], height=0.4, label="p50")
-        ax.barh(y + 0.2, [r["p99_us"] for r in rows], height=0.4, label="p99")
-        ax.set_yticks(y, [r["backend"] for r in rows])
+        ax.barh(y - 0.2, [r.p50_us for r in rows], height=0.4, label="p50")
+        ax.barh(y + 0.2, [r.p99_us for r in rows], height=0.4, label="p99")
+        ax.set_yticks(y, [r.backend for r in rows])
         ax.invert_yaxis()
         ax.set_xscale("log")
         ax.set_xlabel("latency per observation, µs (1 thread, batch 1)")
-        ax.set_title(f"{result['task']} {policy}")
+        ax.set_title(f"{result.task} {policy}")
         ax.axvline(100.0, color="gray", linestyle="--", linewidth=0.8)
     handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", ncol=2, frameon=False)
-    machine = result["machine"]
+    machine = result.machine
     fig.suptitle(f"{machine['cpu']}, commit {machine['commit']}", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

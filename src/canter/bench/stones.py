@@ -9,6 +9,7 @@ curriculum), on the stone columns of the terrain, `episodes` envs per level.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -113,22 +114,69 @@ def run_episodes(env: ManagerBasedRLEnv, policy: Any, threads: int = 1) -> dict[
     return {"success": success, "progress": progress, "length": length, "reason": reason}
 
 
-def level_table(
-    levels: list[int], episodes: int, outcome: dict[str, torch.Tensor], names: list[str]
-) -> list[dict[str, Any]]:
+@dataclass(kw_only=True)
+class LevelRow:
+    """One stepping-stone level: success rate, mean progress (m) and the share of each ending."""
+
+    level: int
+    success_rate: float
+    mean_progress_m: float
+    endings: dict[str, float]
+
+
+@dataclass(kw_only=True)
+class StonesResult:
+    """`canter bench stones`: per controller ("heuristic", "rl_qp"), one row per level."""
+
+    task: str
+    levels: list[int]
+    episodes_per_level: int
+    run_dir: str | None
+    controllers: dict[str, list[LevelRow]] = field(default_factory=dict)
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's layout: the run facts, a list of level rows under each controller's name."""
+        return {"task": self.task, "levels": self.levels, "episodes_per_level": self.episodes_per_level,
+                "run_dir": self.run_dir, **{name: [asdict(r) for r in rows] for name, rows in self.controllers.items()},
+                "machine": self.machine}
+
+
+@dataclass(kw_only=True)
+class CostRow:
+    """dog-stones with one stance-force solver: env steps/s and the controller's and solver's shares."""
+
+    env_steps_per_s: float
+    controller_share: float
+    solver_share: float
+    ticks_per_env_step: int
+
+
+@dataclass(kw_only=True)
+class StonesCostResult:
+    """`canter bench stones-cost`: the GRF QP against an even force split ("static")."""
+
+    task: str
+    num_envs: int
+    steps: int
+    qp: CostRow
+    static: CostRow
+    qp_slowdown: float
+    machine: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def level_table(levels: list[int], episodes: int, outcome: dict[str, torch.Tensor], names: list[str]) -> list[LevelRow]:
     """Per level: success rate, mean progress and the share of each ending."""
     rows = []
     for k, level in enumerate(levels):
         part = slice(k * episodes, (k + 1) * episodes)
         reasons = outcome["reason"][part]
-        rows.append(
-            {
-                "level": level,
-                "success_rate": float(outcome["success"][part].float().mean()),
-                "mean_progress_m": float(outcome["progress"][part].mean()),
-                "endings": {name: float((reasons == i).float().mean()) for i, name in enumerate(names)},
-            }
-        )
+        rows.append(LevelRow(level=level, success_rate=float(outcome["success"][part].float().mean()),
+                             mean_progress_m=float(outcome["progress"][part].mean()),
+                             endings={name: float((reasons == i).float().mean()) for i, name in enumerate(names)}))
     return rows
 
 
@@ -147,19 +195,14 @@ def evaluate_stones(
     episodes: int,
     checkpoint: str | None = None,
     log: Any = None,
-) -> dict[str, Any]:
+) -> StonesResult:
     """Success per level of the heuristic, and of the run's policy when run_dir is given."""
     if episodes < 1:
         raise ConfigError(f"--episodes: must be >= 1, got {episodes}")
     args = stones_args(run_dir, [])
     assert args.env.terrain is not None
     levels = list(range(args.env.terrain.num_rows)) if not levels else list(levels)
-    result: dict[str, Any] = {
-        "task": TASK,
-        "levels": levels,
-        "episodes_per_level": episodes,
-        "run_dir": run_dir,
-    }
+    result = StonesResult(task=TASK, levels=levels, episodes_per_level=episodes, run_dir=run_dir)
     controllers = [("heuristic", None)] + ([("rl_qp", run_dir)] if run_dir is not None else [])
     for name, source in controllers:
         start = time.perf_counter()
@@ -168,20 +211,20 @@ def evaluate_stones(
             HeuristicPolicy(env.num_actions) if source is None else load_policy(source, env, args, checkpoint)
         )
         outcome = run_episodes(env, policy)
-        result[name] = level_table(levels, episodes, outcome, env.termination_manager.names)
+        result.controllers[name] = level_table(levels, episodes, outcome, env.termination_manager.names)
         if log is not None:
-            rates = ", ".join(f"{r['level']}: {r['success_rate']:.2f}" for r in result[name])
+            rates = ", ".join(f"{r.level}: {r.success_rate:.2f}" for r in result.controllers[name])
             log(f"{name}: success per level {rates} ({time.perf_counter() - start:.0f} s)")
-    result["machine"] = machine_info()
+    result.machine = machine_info()
     return result
 
 
-def measure_cost(num_envs: int, steps: int, log: Any = None) -> dict[str, Any]:
+def measure_cost(num_envs: int, steps: int, log: Any = None) -> StonesCostResult:
     """Env step FPS of dog-stones (zero actions = heuristic) with the QP body controller and with the
     QP replaced by an even force split ("static"), and the share of the step spent in the solver."""
     if num_envs < 1 or steps < 2:
         raise ConfigError("--num-envs must be >= 1 and --steps >= 2")
-    result: dict[str, Any] = {"task": TASK, "num_envs": num_envs, "steps": steps}
+    rows: dict[str, CostRow] = {}
     for solver in ("qp", "static"):
         args = stones_args(None, ["--env.actions.controller.controller.body.solver", solver])
         args.env.num_envs = num_envs
@@ -197,31 +240,29 @@ def measure_cost(num_envs: int, steps: int, log: Any = None) -> dict[str, Any]:
             for _ in range(steps):
                 obs = env.step(policy.act_inference(obs))[0]
             wall = time.perf_counter() - start
-        result[solver] = {
-            "env_steps_per_s": num_envs * steps / wall,
-            "controller_share": term.controller_seconds / wall,
-            "solver_share": term.controller.body.solve_seconds / wall,
-            "ticks_per_env_step": env.cfg.decimation // env.action_manager.physics_steps_per_tick,
-        }
+        rows[solver] = CostRow(env_steps_per_s=num_envs * steps / wall, controller_share=term.controller_seconds / wall,
+                               solver_share=term.controller.body.solve_seconds / wall,
+                               ticks_per_env_step=env.cfg.decimation // env.action_manager.physics_steps_per_tick)
         if log is not None:
-            log(f"{solver}: {result[solver]['env_steps_per_s']:,.0f} env steps/s")
-    result["qp_slowdown"] = result["static"]["env_steps_per_s"] / result["qp"]["env_steps_per_s"]
-    result["machine"] = machine_info()
-    return result
+            log(f"{solver}: {rows[solver].env_steps_per_s:,.0f} env steps/s")
+    return StonesCostResult(task=TASK, num_envs=num_envs, steps=steps, qp=rows["qp"], static=rows["static"],
+                            qp_slowdown=rows["static"].env_steps_per_s / rows["qp"].env_steps_per_s,
+                            machine=machine_info())
 
 
-def stones_markdown(result: dict[str, Any]) -> str:
+def stones_markdown(result: StonesResult) -> str:
     """The success table: one row per level, a column per evaluated controller."""
-    names = [n for n in ("heuristic", "rl_qp") if n in result]
+    names = [n for n in ("heuristic", "rl_qp") if n in result.controllers]
     header = "| level | " + " | ".join(f"{n} success | {n} progress (m)" for n in names) + " |"
     lines = [header, "|" + "---|" * (1 + 2 * len(names))]
-    for k, level in enumerate(result["levels"]):
-        cells = [f"{result[n][k]['success_rate']:.2f} | {result[n][k]['mean_progress_m']:.2f}" for n in names]
+    for k, level in enumerate(result.levels):
+        rows = [result.controllers[n][k] for n in names]
+        cells = [f"{row.success_rate:.2f} | {row.mean_progress_m:.2f}" for row in rows]
         lines.append(f"| {level} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def plot_stones(result: dict[str, Any], path: Path) -> None:
+def plot_stones(result: StonesResult, path: Path) -> None:
     """Success rate vs level, one line per controller."""
     import matplotlib
 
@@ -231,17 +272,12 @@ def plot_stones(result: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 3.5))
     labels = {"heuristic": "heuristic (Raibert + CoM PD) + QP", "rl_qp": "RL policy + QP"}
     for name in ("heuristic", "rl_qp"):
-        if name in result:
-            ax.plot(
-                result["levels"],
-                [row["success_rate"] for row in result[name]],
-                marker="o",
-                label=labels[name],
-            )
+        if name in result.controllers:
+            ax.plot(result.levels, [row.success_rate for row in result.controllers[name]], marker="o", label=labels[name])
     ax.set_xlabel("difficulty level (gap and height spread grow)")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.05, 1.05)
-    ax.set_title(f"dog-stones: {result['episodes_per_level']} episodes per level")
+    ax.set_title(f"dog-stones: {result.episodes_per_level} episodes per level")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

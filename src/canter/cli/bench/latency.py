@@ -37,19 +37,19 @@ def latency_main(args: LatencyArgs) -> int:
     result = run_latency_bench(cfg, progress=lambda m: console.print(f"[dim]{m}[/dim]"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "latency.json").write_text(json.dumps(result, indent=2))
+    (out / "latency.json").write_text(json.dumps(result.to_json(), indent=2))
     (out / "latency.md").write_text(markdown_table(result))
     plot_latency(result, out / "latency.png")
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
-    machine = result["machine"]
+    machine = result.machine
     table = Table(title=f"{args.task}: 1 observation, 1 thread, {args.iterations} calls per backend ({machine['cpu']})",
                   title_justify="left")
     for column in ("policy", "backend", "p50 µs", "p99 µs", "max µs"):
         table.add_column(column, justify="right" if "µs" in column else "left")
-    for row in result["rows"]:
-        table.add_row(row["policy"], row["backend"], f"{row['p50_us']:.1f}", f"{row['p99_us']:.1f}", f"{row['max_us']:.0f}")
+    for row in result.rows:
+        table.add_row(row.policy, row.backend, f"{row.p50_us:.1f}", f"{row.p99_us:.1f}", f"{row.max_us:.0f}")
     Console().print(table)
     print(f"wrote {out / 'latency.json'}, latency.md, latency.png  commit {machine['commit']}")
     return 0

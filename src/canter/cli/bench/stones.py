@@ -47,14 +47,14 @@ def stones_main(args: StonesArgs) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = stones_markdown(result)
-    (out / "stones.json").write_text(json.dumps(result, indent=2))
+    (out / "stones.json").write_text(json.dumps(result.to_json(), indent=2))
     (out / "stones.md").write_text(table + "\n")
     plot_stones(result, out / "stones.png")
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
     print(table)
-    print(f"wrote {out / 'stones.json'}, {out / 'stones.md'}, {out / 'stones.png'}  commit {result['machine']['commit']}")
+    print(f"wrote {out / 'stones.json'}, {out / 'stones.md'}, {out / 'stones.png'}  commit {result.machine['commit']}")
     return 0
 
 
@@ -68,17 +68,16 @@ def stones_cost_main(args: StonesCostArgs) -> int:
     result = measure_cost(args.num_envs, args.steps, log=lambda m: console.print(f"[dim]{m}[/dim]"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "stones_cost.json").write_text(json.dumps(result, indent=2))
+    (out / "stones_cost.json").write_text(json.dumps(result.to_json(), indent=2))
     if args.json:
-        print(json.dumps(result, indent=2))
+        print(json.dumps(result.to_json(), indent=2))
         return 0
-    table = Table(title=f"dog-stones, {args.num_envs} envs, {result['qp']['ticks_per_env_step']} controller ticks per env step",
+    table = Table(title=f"dog-stones, {args.num_envs} envs, {result.qp.ticks_per_env_step} controller ticks per env step",
                   title_justify="left")
     for column in ("stance forces", "env steps/s", "controller share", "solver share"):
         table.add_column(column, justify="right")
-    for key, label in (("qp", "GRF QP"), ("static", "even split (no QP)")):
-        row = result[key]
-        table.add_row(label, f"{row['env_steps_per_s']:,.0f}", f"{row['controller_share']:.1%}", f"{row['solver_share']:.1%}")
+    for row, label in ((result.qp, "GRF QP"), (result.static, "even split (no QP)")):
+        table.add_row(label, f"{row.env_steps_per_s:,.0f}", f"{row.controller_share:.1%}", f"{row.solver_share:.1%}")
     Console().print(table)
-    print(f"QP slowdown: {result['qp_slowdown']:.2f}x  cpu: {result['machine']['cpu']}  commit {result['machine']['commit']}")
+    print(f"QP slowdown: {result.qp_slowdown:.2f}x  cpu: {result.machine['cpu']}  commit {result.machine['commit']}")
     return 0
