@@ -46,7 +46,7 @@ def test_markdown_table_has_seed_003_columns_and_the_efficiency():
 @pytest.mark.skipif(not torch.distributed.is_gloo_available(), reason="needs torch.distributed with gloo")
 def test_tiny_weak_scaling_sweep_writes_table_plot_json_utilization_and_traces(tmp_path):
     report = run_scaling(task="cartpole", mode="weak", nprocs=[1, 2], num_envs=16, seconds=0.5, out=tmp_path,
-                         profile=True, sample_interval=0.2, command="canter bench scaling --task cartpole")
+                         profile=True, sample_interval=0.2, command="canter bench scaling --task cartpole").to_json()
     points = report["points"]
     assert [p["nproc"] for p in points] == [1, 2]
     assert [p["num_envs"] for p in points] == [16, 32] and [p["num_envs_per_process"] for p in points] == [16, 16]

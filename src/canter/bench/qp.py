@@ -19,8 +19,8 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import asdict, dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
@@ -163,7 +163,56 @@ def _first(ladder: tuple[T, ...], accuracy: Callable[[T], Accuracy]) -> tuple[T,
     return best
 
 
-def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -> dict:
+@dataclass(kw_only=True)
+class SolverRate:
+    """Problems per second of one solver: median, min and max over repetitions, and per CPU-second."""
+
+    problems_per_s: float
+    problems_per_s_min: float
+    problems_per_s_max: float
+    problems_per_cpu_s: float
+
+
+@dataclass(kw_only=True)
+class QpBenchResult:
+    """`canter bench qp`: settings, the accuracy each solver reached, its rate, Canter's speedups.
+    to_json() gives the report's flat keys (`<solver>_problems_per_s`, ...)."""
+
+    batch: int
+    dtype: str
+    method: str
+    iterations: int
+    threads: int
+    repeats: int
+    seed: int
+    target_kkt: float
+    problem: str
+    max_kkt_residual: float
+    canter_above_target: int
+    canter_solved: int
+    canter_kernel: str
+    canter_torch_max_kkt_residual: float
+    canter_torch_above_target: int
+    osqp_max_kkt_residual: float
+    osqp_above_target: int
+    osqp_eps_abs: float
+    proxsuite_max_kkt_residual: float
+    proxsuite_above_target: int
+    proxsuite_eps_abs: float
+    solvers: dict[str, SolverRate]  # canter, canter_torch, osqp_loop, proxsuite_batch, proxsuite_batch_with_setup
+    speedup_vs_osqp_loop: float
+    speedup_vs_proxsuite_batch: float
+    machine: dict[str, Any]
+    commit: str
+
+    def to_json(self) -> dict[str, Any]:
+        data = {k: v for k, v in asdict(self).items() if k not in ("solvers", "machine", "commit")}
+        for name, rate in self.solvers.items():
+            data.update({f"{name}_{key}": value for key, value in asdict(rate).items()})
+        return {**data, "machine": self.machine, "commit": self.commit}
+
+
+def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -> QpBenchResult:
     if cfg.batch < 1 or cfg.repeats < 1 or cfg.target_kkt <= 0:
         raise ConfigError("bench qp: batch and repeats must be >= 1 and target_kkt > 0")
     if cfg.method not in ITERATION_LADDER:
@@ -242,48 +291,28 @@ def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -
                 f"repetition {rep + 1}/{cfg.repeats}: "
                 + ", ".join(f"{k} {v[-1]:,.0f}/s" for k, v in rates.items())
             )
-    result: dict[str, object] = {
-        "batch": cfg.batch,
-        "dtype": cfg.dtype,
-        "method": cfg.method,
-        "iterations": iterations,
-        "threads": threads,
-        "repeats": cfg.repeats,
-        "seed": cfg.seed,
-        "target_kkt": cfg.target_kkt,
-        "problem": "grf: 12 variables, 20 rows (4 feet x [fz bounds, 4-face friction pyramid]), random stances",
-        "max_kkt_residual": canter_kkt.max_kkt,
-        "canter_above_target": canter_kkt.above_target,
-        "canter_solved": solved,
-        "canter_kernel": "fused" if cfg.method == "ipm" and qp_kernel.available(ours[0]) else "torch",
-        "canter_torch_max_kkt_residual": torch_kkt.max_kkt,
-        "canter_torch_above_target": torch_kkt.above_target,
-        "osqp_max_kkt_residual": osqp_kkt.max_kkt,
-        "osqp_above_target": osqp_kkt.above_target,
-        "osqp_eps_abs": osqp_eps,
-        "proxsuite_max_kkt_residual": prox_kkt.max_kkt,
-        "proxsuite_above_target": prox_kkt.above_target,
-        "proxsuite_eps_abs": prox_eps,
-    }
-    names = {
-        "canter": "canter",
-        "canter_torch": "canter_torch",
-        "osqp": "osqp_loop",
-        "proxsuite": "proxsuite_batch",
-        "proxsuite_with_setup": "proxsuite_batch_with_setup",
-    }
-    for key, values in rates.items():
-        result[f"{names[key]}_problems_per_s"] = statistics.median(values)
-        result[f"{names[key]}_problems_per_s_min"] = min(values)
-        result[f"{names[key]}_problems_per_s_max"] = max(values)
-        result[f"{names[key]}_problems_per_cpu_s"] = statistics.median(cpu_rates[key])
+    names = {"canter": "canter", "canter_torch": "canter_torch", "osqp": "osqp_loop", "proxsuite": "proxsuite_batch",
+             "proxsuite_with_setup": "proxsuite_batch_with_setup"}
+    solvers = {names[key]: SolverRate(problems_per_s=statistics.median(values), problems_per_s_min=min(values),
+                                      problems_per_s_max=max(values),
+                                      problems_per_cpu_s=statistics.median(cpu_rates[key]))
+               for key, values in rates.items()}
     canter_rate = statistics.median(rates["canter"])
-    result["speedup_vs_osqp_loop"] = canter_rate / statistics.median(rates["osqp"])
-    result["speedup_vs_proxsuite_batch"] = canter_rate / statistics.median(rates["proxsuite"])
     machine = machine_info()
-    result["machine"] = machine
-    result["commit"] = machine["commit"]
-    return result
+    return QpBenchResult(
+        batch=cfg.batch, dtype=cfg.dtype, method=cfg.method, iterations=iterations, threads=threads,
+        repeats=cfg.repeats, seed=cfg.seed, target_kkt=cfg.target_kkt,
+        problem="grf: 12 variables, 20 rows (4 feet x [fz bounds, 4-face friction pyramid]), random stances",
+        max_kkt_residual=canter_kkt.max_kkt, canter_above_target=canter_kkt.above_target, canter_solved=solved,
+        canter_kernel="fused" if cfg.method == "ipm" and qp_kernel.available(ours[0]) else "torch",
+        canter_torch_max_kkt_residual=torch_kkt.max_kkt, canter_torch_above_target=torch_kkt.above_target,
+        osqp_max_kkt_residual=osqp_kkt.max_kkt, osqp_above_target=osqp_kkt.above_target, osqp_eps_abs=osqp_eps,
+        proxsuite_max_kkt_residual=prox_kkt.max_kkt, proxsuite_above_target=prox_kkt.above_target,
+        proxsuite_eps_abs=prox_eps, solvers=solvers,
+        speedup_vs_osqp_loop=canter_rate / statistics.median(rates["osqp"]),
+        speedup_vs_proxsuite_batch=canter_rate / statistics.median(rates["proxsuite"]),
+        machine=machine, commit=str(machine["commit"]),
+    )
 
 
 def _timed(fn: Callable[[], object]) -> tuple[float, float]:
@@ -293,8 +322,9 @@ def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def plot_qp(result: dict, path) -> None:
-    """Bar chart of problems/s (log scale) with each solver's max KKT residual."""
+def plot_qp(result: dict[str, Any], path) -> None:
+    """Bar chart of problems/s (log scale) with each solver's max KKT residual; result: a
+    QpBenchResult's to_json()."""
     import matplotlib
 
     matplotlib.use("Agg")

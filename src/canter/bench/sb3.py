@@ -13,6 +13,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -153,9 +154,27 @@ def train_sb3(seconds: float, num_envs: int, seed: int, eval_episodes: int) -> d
     }
 
 
+@dataclass(kw_only=True)
+class Sb3CompareResult:
+    """`canter bench sb3`: Canter PPO and Gymnasium + SB3 PPO trained for the same minutes on
+    Gymnasium's ant.xml. canter and sb3: frames/s, wall time, frames, eval return, the curve."""
+
+    minutes: float
+    model_path: str
+    raw_batch_steps_per_s: float
+    canter: dict[str, Any]
+    sb3: dict[str, Any]
+    speedup_frames: float
+    canter_fraction_of_raw: float
+    machine: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def run_sb3_compare(
     minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print
-) -> dict[str, Any]:
+) -> Sb3CompareResult:
     model_path = gymnasium_ant_xml()
     seconds = 60.0 * minutes
     log(f"raw mujoco.batch.Batch on {model_path.name}, {canter_envs} envs ...")
@@ -164,16 +183,9 @@ def run_sb3_compare(
     canter = train_canter(model_path, seconds, canter_envs, seed, eval_episodes)
     log(f"Stable-Baselines3 PPO (Gymnasium Ant-v5, {sb3_envs} envs, defaults) for {seconds:.0f} s ...")
     sb3 = train_sb3(seconds, sb3_envs, seed, eval_episodes)
-    return {
-        "minutes": minutes,
-        "model_path": str(model_path),
-        "raw_batch_steps_per_s": raw,
-        "canter": canter,
-        "sb3": sb3,
-        "speedup_frames": canter["frames_per_s"] / sb3["frames_per_s"],
-        "canter_fraction_of_raw": canter["frames_per_s"] / raw,
-        "machine": machine_info(),
-    }
+    return Sb3CompareResult(minutes=minutes, model_path=str(model_path), raw_batch_steps_per_s=raw, canter=canter, sb3=sb3,
+                            speedup_frames=canter["frames_per_s"] / sb3["frames_per_s"],
+                            canter_fraction_of_raw=canter["frames_per_s"] / raw, machine=machine_info())
 
 
 def plot_compare(result: dict[str, Any], path: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -49,6 +50,30 @@ def envs_for(mode: Mode, num_envs: int, nproc: int) -> int:
     return num_envs
 
 
+@dataclass(kw_only=True)
+class ScalingReport:
+    """`canter bench scaling`: the sweep's settings and one point per process count (its FPS
+    figures, speedup, efficiency, utilization summary and the rank-0 bench result), and the files
+    written. to_json() is the report's JSON (what markdown_table and plot_scaling read)."""
+
+    task: str
+    mode: str
+    num_envs: int
+    seconds: float
+    nprocs: list[int]
+    cores_per_process: int
+    command: str
+    machine: dict[str, Any]
+    backend: str
+    device: str
+    dist_backend: str | None
+    points: list[dict[str, Any]]
+    files: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def run_scaling(
     *,
     task: str,
@@ -63,7 +88,7 @@ def run_scaling(
     cores_per_process: int = 0,
     command: str = "",
     log: Any = None,
-) -> dict[str, Any]:
+) -> ScalingReport:
     """Runs the sweep and writes its files into `out`; returns the report (also saved as JSON).
 
     cores_per_process: threads of each process's MuJoCo pool and learning, the same at every point
@@ -98,25 +123,15 @@ def run_scaling(
     for point in points:
         point["speedup"] = point["total_fps"] / base["total_fps"]
         point["efficiency"] = point["speedup"] / (point["nproc"] / base["nproc"])
-    report: dict[str, Any] = {
-        "task": task,
-        "mode": mode,
-        "num_envs": num_envs,
-        "seconds": seconds,
-        "nprocs": nprocs,
-        "cores_per_process": cores_per_process,
-        "command": command,
-        "machine": machine_info(),
-        "backend": base["bench"]["backend"],
-        "device": base["bench"]["device"],
-        "dist_backend": points[-1]["bench"]["dist_backend"],
-        "points": points,
-    }
     files = {"markdown": out / f"{stem}.md", "plot": out / f"{stem}.png", "json": out / f"{stem}.json"}
-    report["files"] = {name: str(path) for name, path in files.items()}
-    files["markdown"].write_text(markdown_table(report))
-    plot_scaling(report, files["plot"])
-    files["json"].write_text(json.dumps(report, indent=2))
+    report = ScalingReport(task=task, mode=mode, num_envs=num_envs, seconds=seconds, nprocs=nprocs,
+                           cores_per_process=cores_per_process, command=command, machine=machine_info(),
+                           backend=base["bench"]["backend"], device=base["bench"]["device"],
+                           dist_backend=points[-1]["bench"]["dist_backend"], points=points,
+                           files={name: str(path) for name, path in files.items()})
+    files["markdown"].write_text(markdown_table(report.to_json()))
+    plot_scaling(report.to_json(), files["plot"])
+    files["json"].write_text(json.dumps(report.to_json(), indent=2))
     return report
 
 

@@ -34,7 +34,7 @@ def qp_main(args: QpArgs) -> int:
 
     console = Console(stderr=True)
     cfg = QpBenchCfg(**{k: v for k, v in asdict(args).items() if k not in ("out", "json")})
-    result = run_qp_bench(cfg, log=lambda m: console.print(f"[dim]{m}[/dim]"))
+    result = run_qp_bench(cfg, log=lambda m: console.print(f"[dim]{m}[/dim]")).to_json()
     if args.out:
         stem = Path(args.out) / f"qp_{args.batch}"
         stem.parent.mkdir(parents=True, exist_ok=True)

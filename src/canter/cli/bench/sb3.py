@@ -31,7 +31,7 @@ def sb3_main(args: Sb3Args) -> int:
 
     console = Console(stderr=True)
     result = run_sb3_compare(args.minutes, args.canter_envs, args.sb3_envs, args.seed, args.eval_episodes,
-                             log=lambda m: console.print(f"[dim]{m}[/dim]"))
+                             log=lambda m: console.print(f"[dim]{m}[/dim]")).to_json()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"sb3_{args.minutes:g}min"

@@ -56,7 +56,8 @@ def scaling_main(args: ScalingArgs, train_argv: list[str]) -> int:
     report = run_scaling(task=args.task, mode=args.mode, nprocs=parse_nprocs(args.nprocs), num_envs=args.num_envs,
                          seconds=args.max_time, out=Path(args.out), profile=args.profile, train_argv=train_argv,
                          sample_interval=args.sample_interval, cores_per_process=args.cores_per_process,
-                         command=command_line(args, train_argv), log=lambda message: console.print(f"[dim]{message}[/dim]"))
+                         command=command_line(args, train_argv),
+                         log=lambda message: console.print(f"[dim]{message}[/dim]")).to_json()
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
