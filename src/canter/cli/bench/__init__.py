@@ -21,6 +21,7 @@ from canter.cli.bench.train import TrainBenchArgs
 
 _sub = tyro.conf.subcommand
 
+
 Scenario = Union[  # noqa: UP007 - tyro reads the Union
     Annotated[EnvArgs, _sub("env")],
     Annotated[TrainBenchArgs, _sub("train")],

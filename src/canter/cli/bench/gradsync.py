@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar
 
+from canter.cli.bench.output import emit
 from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
@@ -46,12 +45,7 @@ def gradsync_main(args: GradsyncArgs, train_argv: list[str]) -> int:
         shutdown()
         if not is_main:
             return 0
-    if args.out is not None:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "gradsync.json").write_text(json.dumps(result.to_json(), indent=2))
-        return 0
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+    if emit(result.to_json(), args.out, "gradsync.json", args.json):
         return 0
     table = Table(title=f"gradient exchange, {args.task}: {result.nproc} processes, minibatch "
                   f"{result.minibatch_size_per_process} per process, {result.num_parameters:,} parameters",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, ClassVar
 
 import tyro
 
+from canter.cli.bench.output import emit
 from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
@@ -62,12 +62,7 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
         shutdown()
         if not is_main:
             return 0
-    if args.out is not None:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "train.json").write_text(json.dumps(result.to_json(), indent=2))
-        return 0
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
+    if emit(result.to_json(), args.out, "train.json", args.json):
         return 0
     table = Table(title=f"train {args.task}: {result.num_envs} envs on {result.nproc} process(es), "
                   f"{result.iterations} iterations in {result.wall_time_s:.0f} s", title_justify="left")
