@@ -32,7 +32,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", required=True)
     parser.add_argument("--labels", nargs="+", required=True)
-    parser.add_argument("--episodes", type=int, default=256)
+    parser.add_argument("--episodes", type=int, default=256)  # at least; the same number from every env
     parser.add_argument("--num-envs", type=int, default=128)
     parser.add_argument("--photos", default="unseen")
     parser.add_argument("--max-iteration", type=int, default=10**9)

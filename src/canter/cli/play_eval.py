@@ -22,18 +22,25 @@ if TYPE_CHECKING:
 
 
 def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, float]:
-    """Run the deterministic policy until `episodes` episodes have ended; their statistics, plus the
-    mean over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors)."""
+    """Run the deterministic policy until every env has finished its first ⌈episodes / num_envs⌉
+    episodes, and report those (at least `episodes`, the same number from every env); plus the mean
+    over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors).
+
+    Taking the first episodes to end instead would favour short ones: with as many envs as
+    episodes, a task whose successes end early and whose failures time out would count the second
+    successes of fast envs in place of the slow envs' time-outs."""
     env, policy = runner.env, runner.algorithm.policy
+    per_env = -(-episodes // env.num_envs)
     obs, _ = env.reset()
     returns: list[torch.Tensor] = []
     lengths: list[torch.Tensor] = []
     metric_sums: dict[str, torch.Tensor] = {}
-    endings: list[torch.Tensor] = []  # per ended episode: the index of the first termination term that fired
+    endings: list[torch.Tensor] = []  # per counted episode: the index of the first termination term that fired
     terminations = getattr(env, "termination_manager", None)
-    count = steps = 0
+    finished = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)  # episodes ended per env
+    steps = 0
     with torch.no_grad(), torch_threads(runner.rollout_threads):
-        while count < episodes:
+        while bool((finished < per_env).any()):
             obs, _, terminated, truncated, extras = env.step(policy.act_inference(obs))
             if metrics is not None:
                 for name, value in metrics(env).items():
@@ -41,19 +48,20 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, f
                 steps += 1
             done = terminated | truncated
             policy.reset(done)
-            if bool(done.any()):
-                returns.append(extras["episode_return"][done])
-                lengths.append(extras["episode_length"][done])
+            counted = done & (finished < per_env)
+            if bool(counted.any()):
+                returns.append(extras["episode_return"][counted])
+                lengths.append(extras["episode_length"][counted])
                 if terminations is not None:
-                    endings.append(terminations.term_dones[:, done].float().argmax(dim=0))
-                count += int(done.sum())
-    r = torch.cat(returns)[:episodes].double()
-    n = torch.cat(lengths)[:episodes].double()
+                    endings.append(terminations.term_dones[:, counted].float().argmax(dim=0))
+            finished += done.long()
+    r = torch.cat(returns).double()
+    n = torch.cat(lengths).double()
     result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
               "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
     result.update({name: float(total) / steps for name, total in metric_sums.items()})
     if terminations is not None:  # the share of episodes each termination term ended (success, time-out, ...)
-        first = torch.cat(endings)[:episodes]
+        first = torch.cat(endings)
         result.update({f"ended_by_{name}": float((first == k).double().mean()) for k, name in enumerate(terminations.names)})
     return result
 
