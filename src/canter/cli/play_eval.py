@@ -100,7 +100,7 @@ def play_main(args: PlayArgs) -> int:
                               "(libegl1 for egl, libosmesa6 for osmesa) or choose another MUJOCO_GL") from None
     from canter.envs.manager_env import ManagerBasedRLEnv
 
-    _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint)
+    _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
     env, policy = runner.env, runner.algorithm.policy
     steps = args.steps or env.max_episode_length
     assert isinstance(env, ManagerBasedRLEnv)

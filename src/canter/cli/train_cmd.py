@@ -76,6 +76,7 @@ class PlayArgs:
     height: int = 480
     camera: str | None = None  # a camera of the model (default: the first one, else free)
     checkpoint: str | None = None
+    photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
 
     def run(self, rest: list[str]) -> int:
         from canter.cli.play_eval import play_main
