@@ -3,7 +3,11 @@
 Both are stepped with random actions / controls, alternating repetitions in one process so that
 machine noise hits both alike; the report gives medians and min-max of each and their ratio (the
 framework's overhead). The raw loop is the ceiling: Batch.step(nstep=decimation) and a numpy write
-of random controls, nothing else.
+of random controls, nothing else. On a CUDA device (warp backend) the raw side is MuJoCo Warp itself:
+a second set of worlds of the same model stepped by a captured CUDA graph of `decimation` mjw.step
+calls after a torch write of random controls; both sides end their timed loop with a device
+synchronization, and the report adds the GPU memory in use (device-wide: Warp's arrays are not
+torch's).
 """
 
 from __future__ import annotations
@@ -50,11 +54,52 @@ class EnvBenchCfg:
     seed: int = 0
 
 
-def _time_loop(step, steps: int) -> float:
+def _time_loop(step, steps: int, device: torch.device | None = None) -> float:
+    """Wall time of `steps` calls of step(); on CUDA the queued work is waited for at both ends."""
+    cuda = device is not None and device.type == "cuda"
+    if cuda:
+        torch.cuda.synchronize(device)
     start = time.perf_counter()
     for _ in range(steps):
         step()
+    if cuda:
+        torch.cuda.synchronize(device)
     return time.perf_counter() - start
+
+
+def gpu_memory_used(device: torch.device) -> int | None:
+    """Bytes in use on a CUDA device (all allocators: torch's and Warp's), None elsewhere."""
+    if device.type != "cuda":
+        return None
+    free, total = torch.cuda.mem_get_info(device)
+    return int(total - free)
+
+
+class _RawWarp:
+    """Raw MuJoCo Warp on the env's device: its own worlds of the env's model, `decimation` mjw.step
+    calls per step in one captured CUDA graph, controls drawn uniformly in ctrlrange by torch."""
+
+    def __init__(self, env: ManagerBasedRLEnv, num_envs: int, decimation: int, seed: int):
+        import mujoco_warp as mjw
+
+        from canter.sim.warp import WarpSimulator
+
+        sim = env.sim
+        assert isinstance(sim, WarpSimulator)
+        self.sim = WarpSimulator(sim.model, num_envs, sim.cfg, env.device)
+        m, d = self.sim.mjw_model, self.sim.mjw_data
+        self._substeps = lambda: [mjw.step(m, d) for _ in range(decimation)]
+        low, high = (torch.as_tensor(sim.model.actuator_ctrlrange[:, i], dtype=torch.float32, device=env.device)
+                     for i in (0, 1))
+        self.low, self.span = low, high - low
+        self.generator = torch.Generator(device=env.device).manual_seed(seed)
+        self.decimation = decimation
+
+    def step(self) -> None:
+        ctrl = self.sim.ctrl
+        torch.rand(ctrl.shape, generator=self.generator, device=ctrl.device, out=ctrl)
+        ctrl.mul_(self.span).add_(self.low)
+        self.sim._run(("raw", self.decimation), self._substeps)
 
 
 def _time_physics(env: ManagerBasedRLEnv) -> list[float]:
@@ -91,6 +136,8 @@ class EnvBenchResult:
     physics_steps_per_s: float
     env_physics_share: float | None  # the env's time in sim.step over its step time (CPU only)
     nonfinite_resets: int
+    raw: str = "mujoco.batch.Batch"  # what the raw side ran: MuJoCo C's Batch, or "mujoco_warp" on CUDA
+    gpu_memory_bytes: int | None = None  # in use on the device after the run (CUDA only)
     machine: dict[str, object]
 
     def to_json(self) -> dict[str, Any]:
@@ -127,40 +174,47 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
         env.reset()
         generator = torch.Generator(device=env.device).manual_seed(cfg.seed)
         model = env.sim.model
-        raw = Batch(model, cfg.num_envs, nthread=threads)
-        ctrl = raw.bind("ctrl")
-        rng = np.random.default_rng(cfg.seed)
-        low, high = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
         decimation = env_cfg.decimation
+        device = env.device
+        on_gpu = device.type == "cuda"
+        if on_gpu:
+            raw_warp = _RawWarp(env, cfg.num_envs, decimation, cfg.seed)
+            raw_step = raw_warp.step
+        else:
+            raw = Batch(model, cfg.num_envs, nthread=threads)
+            ctrl = raw.bind("ctrl")
+            rng = np.random.default_rng(cfg.seed)
+            low, high = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
 
-        def raw_step() -> None:
-            ctrl[:] = rng.uniform(low, high, ctrl.shape)
-            raw.step(nstep=decimation)
+            def raw_step() -> None:
+                ctrl[:] = rng.uniform(low, high, ctrl.shape)
+                raw.step(nstep=decimation)
 
         def env_step() -> None:
             env.step(
                 torch.rand(cfg.num_envs, env.num_actions, generator=generator, device=env.device) * 2 - 1
             )
 
-        physics_s = _time_physics(env)
+        physics_s = _time_physics(env) if not on_gpu else [0.0]
 
         # warm-up; then size each repetition to about cfg.seconds
         warm = max(3, 2000 // cfg.num_envs)
-        raw_per_step = _time_loop(raw_step, warm) / warm
-        env_per_step = _time_loop(env_step, warm) / warm
+        raw_per_step = _time_loop(raw_step, warm, device) / warm
+        env_per_step = _time_loop(env_step, warm, device) / warm
         raw_steps = max(3, int(cfg.seconds / raw_per_step))
         env_steps = max(3, int(cfg.seconds / env_per_step))
         raw_fps, env_fps, shares = [], [], []
         for rep in range(cfg.repeats):
-            raw_fps.append(cfg.num_envs * raw_steps / _time_loop(raw_step, raw_steps))
+            raw_fps.append(cfg.num_envs * raw_steps / _time_loop(raw_step, raw_steps, device))
             physics_s[0] = 0.0
-            env_s = _time_loop(env_step, env_steps)
+            env_s = _time_loop(env_step, env_steps, device)
             env_fps.append(cfg.num_envs * env_steps / env_s)
             shares.append(physics_s[0] / env_s)
             if progress is not None:
                 progress(rep + 1, cfg.repeats, raw_fps[-1], env_fps[-1])
         ratios = [e / r for e, r in zip(env_fps, raw_fps, strict=True)]
         nonfinite = int(env.sim.nonfinite_total)
+        memory = gpu_memory_used(device)
     env_stats, raw_stats = Spread.of(env_fps), Spread.of(raw_fps)
     return EnvBenchResult(
         task=cfg.task, model_path=env_cfg.model_path, num_envs=cfg.num_envs, threads=threads, backend=cfg.backend,
@@ -171,7 +225,8 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
         # the env's own physics call over its step time: the ratio to raw it would reach with the
         # raw loop on the env's states (standing robots have more contacts than raw's fallen ones)
         env_physics_share=statistics.median(shares) if env.device.type == "cpu" else None,
-        nonfinite_resets=nonfinite, machine=machine_info(),
+        nonfinite_resets=nonfinite, raw="mujoco_warp" if on_gpu else "mujoco.batch.Batch", gpu_memory_bytes=memory,
+        machine=machine_info(),
     )
 
 

@@ -84,7 +84,7 @@ def randomize_light(
     light_dir = env.sim.expand("light_dir")
     light_dir[env_ids] = direction.to(light_dir.dtype)
     cosine = (direction * nominal).sum(-1) / (direction.norm(dim=-1) * nominal.norm(dim=-1)).clamp_min(1e-9)
-    _record(env, name, env_ids, cosine.clamp(-1, 1).acos(), torch.zeros(nlight))
+    _record(env, name, env_ids, cosine.clamp(-1, 1).acos(), torch.zeros(nlight, device=env.device))
 
 
 def randomize_camera(

@@ -295,21 +295,17 @@ class OnPolicyRunner:
         nonfinite = torch.zeros((), device=device)
         log_sums: dict[str, torch.Tensor] = {}
         log_counts: dict[str, int] = {}
-        step_time = inference_time = 0.0
+        clock = PhaseClock(device, ("inference", "step"))
         start = time.perf_counter()
         with torch_threads(self.rollout_threads), torch.no_grad():
             for _ in range(num_steps):
-                t0 = time.perf_counter()
+                clock.start()
                 with section("inference"):
                     actions = algorithm.act(obs)
-                _sync(device)
-                t1 = time.perf_counter()
+                clock.lap("inference")
                 obs, rewards, terminated, truncated, extras = env.step(actions)
-                _sync(device)
-                t2 = time.perf_counter()
+                clock.lap("step")
                 algorithm.process_env_step(rewards, terminated, truncated, extras)
-                inference_time += t1 - t0
-                step_time += t2 - t1
                 done = (terminated | truncated).float()
                 return_sum += torch.sum(extras["episode_return"] * done)
                 length_sum += torch.sum(extras["episode_length"] * done)
@@ -321,6 +317,8 @@ class OnPolicyRunner:
                     log_counts[key] = log_counts.get(key, 0) + 1
             with section("update"):
                 algorithm.compute_returns(obs)
+        phase_times = clock.totals()  # on CUDA: one synchronization, after the rollout
+        inference_time, step_time = phase_times["inference"], phase_times["step"]
         collect_time = time.perf_counter() - start
         with torch_threads(self.learn_threads), section("update"):
             losses = algorithm.update()
@@ -356,10 +354,50 @@ class OnPolicyRunner:
         return obs, {**stats, **{k: float(v) for k, v in losses.items()}}
 
 
-def _sync(device: torch.device) -> None:
-    """Make wall-clock timing honest on asynchronous devices (a no-op on the CPU)."""
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+class PhaseClock:
+    """Time spent in named phases of a loop, without stalling an asynchronous device.
+
+    On the CPU a lap is host wall time since the previous mark. On CUDA each mark records an event on
+    the current stream, so the rollout never waits for the device; totals() synchronizes once (on the
+    last event) and sums the device time between marks, which includes the gaps where the device
+    waited for the host to queue work, so the phases still add up to the loop's time.
+    """
+
+    def __init__(self, device: torch.device, phases: tuple[str, ...]):
+        self.cuda = device.type == "cuda"
+        self._host = dict.fromkeys(phases, 0.0)
+        self._events: list[tuple[str | None, Any]] = []
+        self._last = 0.0
+
+    def _mark(self, phase: str | None) -> None:
+        if self.cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self._events.append((phase, event))
+        else:
+            now = time.perf_counter()
+            if phase is not None:
+                self._host[phase] += now - self._last
+            self._last = now
+
+    def start(self) -> None:
+        self._mark(None)
+
+    def lap(self, phase: str) -> None:
+        self._mark(phase)
+
+    def totals(self) -> dict[str, float]:
+        """Seconds per phase since construction (resets the clock)."""
+        totals = dict.fromkeys(self._host, 0.0)
+        if self.cuda and self._events:
+            self._events[-1][1].synchronize()
+            for (_, before), (phase, after) in zip(self._events, self._events[1:], strict=False):
+                if phase is not None:
+                    totals[phase] += before.elapsed_time(after) / 1000.0
+            self._events.clear()
+        else:
+            totals, self._host = self._host, dict.fromkeys(self._host, 0.0)
+        return totals
 
 
 def _reduce_statistics(

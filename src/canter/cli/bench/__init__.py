@@ -11,6 +11,7 @@ import tyro
 
 from canter.cli.bench.camera import CameraArgs
 from canter.cli.bench.env import EnvArgs, MemoryArgs
+from canter.cli.bench.gpu import GpuArgs
 from canter.cli.bench.gradsync import GradsyncArgs
 from canter.cli.bench.latency import LatencyArgs
 from canter.cli.bench.qp import QpArgs
@@ -34,14 +35,15 @@ Scenario = Union[  # noqa: UP007 - tyro reads the Union
     Annotated[StonesCostArgs, _sub("stones-cost")],
     Annotated[LatencyArgs, _sub("latency")],
     Annotated[CameraArgs, _sub("camera")],
+    Annotated[GpuArgs, _sub("gpu")],
 ]
 
 
-SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera")
+SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera", "gpu")
 
 
 @dataclass(kw_only=True)
 class BenchCmd:
-    """Benchmarks: env step FPS, training FPS, scaling, gradient exchange, QP, stepping stones, latency, cameras."""
+    """Benchmarks: env step FPS, training FPS, scaling, gradient exchange, QP, stepping stones, latency, cameras, the GPU check."""
 
     scenario: Scenario

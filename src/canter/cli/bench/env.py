@@ -49,26 +49,16 @@ def env_main(args: EnvArgs) -> int:
                   f"backend {result.backend}, decimation {result.decimation}", title_justify="left")
     for column in ("", "median steps/s", "min", "max"):
         table.add_column(column, justify="right")
-    for label, spread, fmt in (("raw mujoco.batch.Batch", result.raw_rollout_steps_per_s, ",.0f"),
+    for label, spread, fmt in ((f"raw {result.raw}", result.raw_rollout_steps_per_s, ",.0f"),
                                ("canter env (all terms)", result.env_steps_per_s, ",.0f"),
                                ("ratio env / raw", result.ratio, ".3f")):
         table.add_row(label, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
     Console().print(table)
     if result.env_physics_share is not None:
         print(f"env physics share (time in sim.step / env step time): {result.env_physics_share:.3f}")
+    if result.gpu_memory_bytes is not None:
+        print(f"GPU memory in use: {result.gpu_memory_bytes / 2**30:.2f} GiB ({result.machine['gpu']})")
     print(f"model: {result.model_path}  cpu: {result.machine['cpu']}  commit: {result.machine['commit']}")
-    return 0
-    table = Table(title=f"{result['task']}: {result['num_envs']} envs, {result['threads']} threads, "
-                  f"backend {result['backend']}, decimation {result['decimation']}", title_justify="left")
-    for column in ("", "median steps/s", "min", "max"):
-        table.add_column(column, justify="right")
-    for label, key, fmt in (("raw mujoco.batch.Batch", "raw_rollout_steps_per_s", ",.0f"),
-                            ("canter env (all terms)", "env_steps_per_s", ",.0f"), ("ratio env / raw", "ratio", ".3f")):
-        table.add_row(label, *(format(result[key + suffix], fmt) for suffix in ("", "_min", "_max")))
-    Console().print(table)
-    if result["env_physics_share"] is not None:
-        print(f"env physics share (time in sim.step / env step time): {result['env_physics_share']:.3f}")
-    print(f"model: {result['model_path']}  cpu: {result['cpu']}  commit: {result['commit']}")
     return 0
 
 
