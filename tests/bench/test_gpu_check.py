@@ -1,0 +1,61 @@
+"""scripts/gpu_check.sh in its no-CUDA mode (as CI runs it): it runs what needs no CUDA from the source
+tree without an install, says what it skipped and why, and writes its table, JSON and PNG."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the no-CUDA mode; the GPU machine runs the full check")
+def test_gpu_check_without_cuda_runs_the_rest_and_names_what_it_skipped(tmp_path):
+    out = tmp_path / "check"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHON"] = sys.executable
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "gpu_check.sh"), str(out), "--tasks", "cartpole", "--stages", "tests", "parity",
+         "env", "train", "learn", "--env-seconds", "0.2", "--env-repeats", "1", "--train-seconds", "2",
+         "--fallback-envs", "32"],
+        capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((out / "gpu_check.json").read_text())
+    assert report["cuda"] is False
+    status = {(r["stage"], r["name"]): r for r in report["records"]}
+    assert status[("tests", "pytest-gpu")]["status"] == "ok"
+    assert status[("tests", "pytest-gpu")]["result"].get("skipped", 0) >= 1  # the gpu tests skip themselves
+    assert status[("tests", "pytest-gpu")]["result"].get("failed", 0) == 0
+    for task in ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp"):
+        assert status[("parity", task)]["status"] == "skipped"
+        assert "no CUDA" in status[("parity", task)]["reason"]
+    assert status[("learn", "dog-flat")]["status"] == "skipped"
+    env_result = status[("env", "cartpole-32")]["result"]
+    assert env_result["backend"] == "cpu" and env_result["num_envs"] == 32 and env_result["env_steps_per_s"] > 0
+    train_result = status[("train", "cartpole-32")]["result"]
+    assert train_result["iterations"] >= 2 and train_result["total_fps"] > 0
+    table = (out / "gpu_check.md").read_text()
+    assert "**no CUDA**" in table and "| cartpole | 32 |" in table
+    assert (out / "gpu_check.png").stat().st_size > 10_000
+    assert "no CUDA" in done.stdout
+
+
+def test_merge_refuses_reports_of_different_devices(tmp_path):
+    from canter.bench.gpu import merge_reports
+    from canter.core.errors import ConfigError
+
+    for name, gpu in (("a", "H100"), ("b", "H200")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "gpu_check.json").write_text(json.dumps(
+            {"device": {"gpu": gpu}, "config": {}, "cuda": True, "records": [], "seconds": 1.0}))
+    with pytest.raises(ConfigError, match="different devices"):
+        merge_reports([tmp_path / "a", tmp_path / "b"])
+    merged = merge_reports([tmp_path / "a", tmp_path / "a"])
+    assert merged["seconds"] == 2.0
