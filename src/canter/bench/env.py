@@ -88,7 +88,11 @@ class _RawWarp:
         assert isinstance(sim, WarpSimulator)
         self.sim = WarpSimulator(sim.model, num_envs, sim.cfg, env.device)
         m, d = self.sim.mjw_model, self.sim.mjw_data
-        self._substeps = lambda: [mjw.step(m, d) for _ in range(decimation)]
+        def substeps() -> None:
+            for _ in range(decimation):
+                mjw.step(m, d)
+
+        self._substeps = substeps
         low, high = (torch.as_tensor(sim.model.actuator_ctrlrange[:, i], dtype=torch.float32, device=env.device)
                      for i in (0, 1))
         self.low, self.span = low, high - low

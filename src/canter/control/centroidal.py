@@ -122,8 +122,8 @@ class BodyController:
         return forces
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.forces[env_ids] = 0.0
-        self.duals[env_ids] = 0.0
+        self.forces.index_fill_(0, env_ids, 0.0)
+        self.duals.index_fill_(0, env_ids, 0.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"forces": self.forces.clone(), "duals": self.duals.clone()}

@@ -94,8 +94,8 @@ class GaitScheduler:
         return self.cfg.duty_factor * self.cycle_time
 
     def reset(self, env_ids: torch.Tensor, phase: float = 0.0) -> None:
-        self.phase[env_ids] = phase
-        self.speed[env_ids] = 1.0
+        self.phase.index_fill_(0, env_ids, phase)
+        self.speed.index_fill_(0, env_ids, 1.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"phase": self.phase.clone(), "speed": self.speed.clone()}

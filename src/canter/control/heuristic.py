@@ -90,14 +90,14 @@ def body_feedback(
     acc_z = cfg.kp_height * (ground_z + cfg.height - state.root_pos[:, 2]) - cfg.kd_height * state.com_vel[:, 2]
     acc_lin = torch.cat((acc_xy, acc_z[:, None]), dim=-1)
     # rotation vector of q_err = q_des ⊗ q⁻¹ (world frame), small-angle: 2 sign(w) xyz
-    conj = state.quat * torch.tensor([1.0, -1.0, -1.0, -1.0], dtype=state.quat.dtype, device=state.quat.device)
+    conj = torch.cat((state.quat[:, :1], -state.quat[:, 1:]), dim=-1)
     error = quat_mul(quat_from_yaw(heading), conj)
     rot_error = 2.0 * torch.where(error[:, 0:1] < 0, -error[:, 1:4], error[:, 1:4])
     omega_des = torch.zeros_like(state.ang_vel)
     omega_des[:, 2] = yaw_rate
-    kp = torch.tensor(cfg.kp_rot, dtype=acc_lin.dtype, device=acc_lin.device)
-    kd = torch.tensor(cfg.kd_rot, dtype=acc_lin.dtype, device=acc_lin.device)
-    acc_ang = kp * rot_error + kd * (omega_des - state.ang_vel)
+    # per-axis gains as Python numbers (no tensor built from host data every step)
+    acc_ang = torch.stack([cfg.kp_rot[i] * rot_error[:, i] + cfg.kd_rot[i] * (omega_des[:, i] - state.ang_vel[:, i])
+                           for i in range(3)], dim=-1)
     return acc_lin, acc_ang
 
 

@@ -157,14 +157,18 @@ class ManagerBasedRLEnv:
             self.action_manager.apply_action()
             self.sim.step(substeps)
             self.scene.invalidate()
-            return self.sim.nonfinite if self.sim.any_nonfinite else None
+            # a backend that knows on the host (cpu) says False when nothing was caught; one that keeps
+            # the answer on the device (warp) says None, and its mask is used as it is (no host read)
+            return None if self.sim.any_nonfinite is False else self.sim.nonfinite
         caught = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+        on_host = True
         for _ in range(ticks):
             self.action_manager.apply_action()
             self.sim.step(substeps)
             self.scene.invalidate()
             caught |= self.sim.nonfinite  # each call reports only its own catches
-        return caught if bool(caught.any()) else None
+            on_host = on_host and self.sim.any_nonfinite is not None
+        return None if on_host and not bool(caught.any()) else caught
 
     def _reset_idx(self, env_ids: torch.Tensor) -> None:
         log = self.extras["log"]
@@ -178,8 +182,8 @@ class ManagerBasedRLEnv:
         self.action_manager.reset(env_ids)
         self.observation_manager.reset(env_ids)
         self.command_manager.reset(env_ids)
-        self.episode_length_buf[env_ids] = 0
-        self.episode_return[env_ids] = 0.0
+        self.episode_length_buf.index_fill_(0, env_ids, 0)
+        self.episode_return.index_fill_(0, env_ids, 0.0)
 
     # --- checkpointing ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
@@ -230,6 +234,9 @@ class ManagerBasedRLEnv:
     def take_sim_warnings(self) -> dict[str, int]:
         """MuJoCo's warnings since the last call (message -> count; counted, not printed: see
         canter.sim.mjwarnings). Process-wide: every env of this process reports into one count."""
+        poll = getattr(self.sim, "poll_warnings", None)  # the warp backend's capacity overflows
+        if poll is not None:
+            poll()
         return mjwarnings.take()
 
     def close(self) -> None:

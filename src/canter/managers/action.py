@@ -159,9 +159,10 @@ class ActionManager(TermManager):
             start = stop
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.action[env_ids] = 0.0
-        self.prev_action[env_ids] = 0.0
-        self.action_history[:, env_ids] = 0.0  # a delayed env starts its episode from zero actions
+        # index_fill_: a device-side fill (t[ids] = 0.0 copies the number to the device, synchronously)
+        self.action.index_fill_(0, env_ids, 0.0)
+        self.prev_action.index_fill_(0, env_ids, 0.0)
+        self.action_history.index_fill_(1, env_ids, 0.0)  # a delayed env starts its episode from zero actions
         self.reset_terms(env_ids)
 
     def state_dict(self) -> dict[str, Any]:

@@ -231,7 +231,7 @@ class ObservationManager(TermManager):
         return torch.rand(out.shape, generator=generator, out=out).mul_(noise.high - noise.low).add_(noise.low)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self._fresh[env_ids] = True
+        self._fresh.index_fill_(0, env_ids, True)
         self.reset_terms(env_ids)
 
     def state_dict(self) -> dict[str, Any]:

@@ -78,7 +78,7 @@ class RewardManager(TermManager):
         """Episode means per second of each term over the envs that reset; clears their sums."""
         means = self.episode_sums[:, env_ids].mean(dim=1) / self.env.max_episode_length_s
         logs = dict(zip(self._log_keys, means.unbind(0), strict=True))
-        self.episode_sums[:, env_ids] = 0.0
+        self.episode_sums.index_fill_(1, env_ids, 0.0)
         self.reset_terms(env_ids)
         return logs
 

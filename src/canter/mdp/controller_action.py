@@ -176,7 +176,7 @@ class QuadrupedControllerAction(ActionTerm):
         if self.cfg.heading is None:
             self.heading[env_ids] = yaw_from_quat(state.quat[env_ids])
         else:
-            self.heading[env_ids] = self.cfg.heading
+            self.heading.index_fill_(0, env_ids, self.cfg.heading)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"heading": self.heading.clone(), **{f"controller/{k}": v for k, v in self.controller.state_dict().items()}}

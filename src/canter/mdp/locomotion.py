@@ -92,7 +92,7 @@ class FeetAirTime(ManagerTerm):
         return reward.mul_(torch.linalg.vector_norm(command_xy, dim=1) > 0.1)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.air_time[env_ids] = 0.0
+        self.air_time.index_fill_(0, env_ids, 0.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"air_time": self.air_time.clone()}

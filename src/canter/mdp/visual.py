@@ -48,9 +48,9 @@ def randomize_geom_colors(
         _check_range("randomize_geom_colors", "color_range", bounds, minimum=0.0)
         if bounds[1] > 1.0:
             raise ConfigError(f"randomize_geom_colors: color_range must lie in [0, 1], got {color_range}")
-    low = torch.tensor([float(b[0]) for b in ranges], device=env.device)
-    high = torch.tensor([float(b[1]) for b in ranges], device=env.device)
-    colors = low + (high - low) * torch.rand((env_ids.numel(), geoms.count, 3), generator=env.generator, device=env.device)
+    colors = torch.rand((env_ids.numel(), geoms.count, 3), generator=env.generator, device=env.device)
+    for channel, (low, high) in enumerate(ranges):  # Python numbers: no tensor of host data per reset
+        colors[..., channel] = float(low) + (float(high) - float(low)) * colors[..., channel]
     rgba = env.sim.expand("geom_rgba")
     rgba[env_ids[:, None], geoms.ids[None, :], :3] = colors.to(rgba.dtype)
     nominal = env.scene.model_field("geom_rgba")[geoms.ids][:, :3]
@@ -125,5 +125,6 @@ def randomize_camera(
         cam_fovy[env_ids, cam] = fovy.to(cam_fovy.dtype)
     angle = 2.0 * turn[:, 0].clamp(-1, 1).acos()
     logged = torch.stack([offset.norm(dim=-1), angle, fovy], dim=-1)
-    neutral = torch.tensor([0.0, 0.0, float(model.cam_fovy[cam])], device=env.device)
+    neutral = torch.zeros(3, device=env.device)
+    neutral[2] = float(model.cam_fovy[cam])
     _record(env, name, env_ids, logged, neutral)

@@ -205,7 +205,7 @@ class Dagger:
 
     def update(self) -> dict[str, torch.Tensor]:
         """Regresses the expert's actions over the dataset; returns the mean loss, β of this
-        iteration, the share of steps the expert drove and the dataset size, as () tensors."""
+        iteration, the share of steps the expert drove and the dataset size (a () tensor and floats)."""
         cfg = self.cfg
         losses = []
         for observations, labels in self.dataset.mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs,
@@ -215,9 +215,9 @@ class Dagger:
             losses.append(loss.detach())
         stats = {
             "imitation": torch.stack(losses).mean() if losses else torch.zeros((), device=self.device),
-            "beta": torch.tensor(self.beta, device=self.device),
+            "beta": float(self.beta),
             "expert_share": self._expert_steps / max(self._steps, 1),
-            "dataset_size": torch.tensor(float(self.dataset.size), device=self.device),
+            "dataset_size": float(self.dataset.size),
         }
         self.iteration += 1
         self._expert_steps = torch.zeros((), device=self.device)

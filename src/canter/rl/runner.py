@@ -332,8 +332,11 @@ class OnPolicyRunner:
         stats.update(iteration_time_s=iteration_time, collect_time_s=collect_time, learn_time_s=iteration_time - collect_time)
         scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes", "nonfinite_"))}
         scalars.update({f"Perf/{k}": v for k, v in stats.items() if k.endswith(("fps", "_s"))})
-        scalars.update({f"Loss/{k}": float(v) for k, v in losses.items()})
-        scalars.update({k: float(v) / log_counts[k] for k, v in log_sums.items()})
+        # the losses and the log sums: one device-to-host copy for the iteration's statistics
+        host = _to_host({**{f"Loss/{k}": v for k, v in losses.items()}, **log_sums})
+        losses = {k: host[f"Loss/{k}"] for k in losses}
+        scalars.update({f"Loss/{k}": v for k, v in losses.items()})
+        scalars.update({k: host[k] / log_counts[k] for k in log_sums})
         curve = {
             "iteration": float(self.iteration),
             "wall_time_s": self.wall_time_s + iteration_time,
@@ -351,7 +354,21 @@ class OnPolicyRunner:
             logger.log_iteration(self.iteration, scalars, curve)
             take = getattr(self.env, "take_sim_warnings", None)  # this process's; the counts are all ranks'
             logger.note_instability(self.iteration, stats["nonfinite_resets"], stats["episodes"], take() if take else {})
-        return obs, {**stats, **{k: float(v) for k, v in losses.items()}}
+        return obs, {**stats, **losses}
+
+
+def _to_host(values: dict[str, Any]) -> dict[str, float]:
+    """Python floats of a dict of scalars (tensors on any device, or numbers), with one copy per
+    device instead of one synchronization per value."""
+    out = {k: float(v) for k, v in values.items() if not isinstance(v, torch.Tensor)}
+    tensors = {k: v for k, v in values.items() if isinstance(v, torch.Tensor)}
+    by_device: dict[torch.device, list[str]] = {}
+    for key, value in tensors.items():
+        by_device.setdefault(value.device, []).append(key)
+    for keys in by_device.values():
+        numbers = torch.stack([tensors[k].detach().double().reshape(()) for k in keys]).tolist()
+        out.update(zip(keys, numbers, strict=True))
+    return {k: out[k] for k in values}
 
 
 class PhaseClock:

@@ -41,8 +41,9 @@ class Simulator(ABC):
         return float(self.model.opt.timestep)
 
     @property
-    def any_nonfinite(self) -> bool:
-        """Whether the last step caught any env (a host read; backends may answer from a flag)."""
+    def any_nonfinite(self) -> bool | None:
+        """Whether the last step caught any env, when the backend knows it on the host (the cpu
+        backend answers from a flag); None when only the device knows (warp: read `nonfinite`)."""
         return bool(self.nonfinite.any())
 
     @property

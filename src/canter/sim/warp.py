@@ -20,8 +20,13 @@ Semantics follow the cpu backend (canter.sim.cpu, mujoco.batch.Batch):
   warning; MuJoCo Warp lets the NaN propagate, within that world only). After each step, envs with
   NaN/Inf anywhere in their state (qpos, qvel, act, warm start, ctrl, applied forces, ...) or with
   |qpos|, |qvel| > 1e10 (mju_isBad, what MuJoCo C resets for) are flagged in `nonfinite`, counted
-  in `nonfinite_total`, reset to the model defaults and forwarded. The flags are computed on the
-  device; one host sync per step (a 2-element .tolist()) decides whether any env needs the reset.
+  in `nonfinite_total`, reset to the model defaults and forwarded. Nothing is read on the host: the
+  flags are computed on the device and the reset + forward run under a Warp conditional
+  (wp.capture_if on a device flag; a conditional node of the step's CUDA graph on CUDA), so the step
+  never synchronizes with the host. The rows of the other envs in every derived view handed out are
+  restored after it, as forward(env_ids) does.
+- Capacity overflows are accumulated on the device and warned about by poll_warnings() (the env
+  calls it once per training iteration), not in step().
 - Construction runs forward(), so derived fields are valid before the first step (the cpu
   backend's are zero until its first call).
 - forward(env_ids) runs mjw.forward over every world (it does not change the state) and then restores
@@ -80,6 +85,15 @@ _SET_CONST_OUTPUTS = (
     "cam_pos0", "cam_poscom0", "cam_mat0", "light_pos0", "light_poscom0", "light_dir0",
     "dof_invweight0", "body_invweight0", "tendon_invweight0", "actuator_acc0",
 )  # fmt: skip
+
+
+@wp.kernel
+def _masked_row_fill(mask: wp.array(dtype=wp.bool), row: wp.array(dtype=wp.float32),  # type: ignore[valid-type]
+                     out: wp.array2d(dtype=wp.float32)):  # type: ignore[valid-type]
+    """out[i, j] = row[j] for the worlds i where mask[i] (a keyframe's values into reset worlds)."""
+    i, j = wp.tid()  # pyright: ignore[reportAssignmentType, reportGeneralTypeIssues]
+    if mask[i]:
+        out[i, j] = row[j]
 
 
 def _spec_shapes(cls: type) -> dict[str, tuple]:
@@ -208,7 +222,11 @@ class WarpSimulator(Simulator):
         # be a CUDA graph (reset_data builds its kernels on every call: ~15 ms of Python otherwise)
         with wp.ScopedDevice(self._wp_device):
             self._reset_mask_wp = wp.zeros(num_envs, dtype=bool)
+            self._any_bad_wp = wp.zeros(1, dtype=wp.int32)  # the NaN guard's condition, on the device
         self._reset_mask = wp.to_torch(self._reset_mask_wp)
+        self._any_bad = wp.to_torch(self._any_bad_wp)
+        self._key_rows: list[tuple[wp.array, wp.array]] = []  # (keyframe row, Data array) per state field
+        self._conditional_guard = True  # False after a failed capture of the conditional (see _recover)
 
         self.qpos = self.field("qpos")
         self.qvel = self.field("qvel")
@@ -225,6 +243,7 @@ class WarpSimulator(Simulator):
         ]
         self.nonfinite = torch.zeros(num_envs, dtype=torch.bool, device=device)
         self.nonfinite_total = torch.zeros((), dtype=torch.int64, device=device)
+        self._overflow_seen = torch.zeros((), dtype=torch.int64, device=device)  # envs, summed over steps
         self.forward()  # derived fields and sensors describe the initial state (cpu: zero until a call)
 
     # ---------------------------------------------------------------- stepping
@@ -249,18 +268,49 @@ class WarpSimulator(Simulator):
         bad = ~torch.isfinite(total) | ~self._good_rows(self.qpos) | ~self._good_rows(self.qvel)
         self.nonfinite = bad
         self.nonfinite_total += bad.sum()
-        overflowed = (self.overflow & _CAPACITY_OVERFLOW) != 0
-        any_bad, any_overflow = torch.stack((bad.any(), overflowed.any())).tolist()  # the one host sync
-        if any_bad:
-            self.reset(bad)
-            self.forward(bad)
-        if any_overflow and not self._overflow_warned:
+        self._overflow_seen += ((self.overflow & _CAPACITY_OVERFLOW) != 0).sum()
+        self._recover(bad)
+
+    @property
+    def any_nonfinite(self) -> bool | None:
+        """None: this backend keeps the answer on the device (read `nonfinite` as a mask)."""
+        return None
+
+    def _recover(self, bad: torch.Tensor) -> None:
+        """Reset and forward the envs in `bad`, deciding on the device whether there are any."""
+        self._reset_mask.copy_(bad)
+        self._any_bad.copy_(bad.any())
+        derived = self._derived_views()
+        saved = [view.clone() for view in derived]
+        if self._conditional_guard:
+            try:
+                self._run(("recover",), lambda: wp.capture_if(self._any_bad_wp, on_true=self._recover_body))
+            except Exception as err:  # e.g. a CUDA stack without conditional graph nodes
+                self._conditional_guard = False
+                self._graphs.pop(("recover",), None)
+                warnings.warn(f"sim: the NaN guard cannot run as a conditional CUDA graph node ({err}); it reads "
+                              "the flag on the host instead (one synchronization per step)", RuntimeWarning, stacklevel=3)
+        if not self._conditional_guard and bool(self._any_bad):
+            self._run(("recover_plain",), self._recover_body)
+        for view, old in zip(derived, saved, strict=True):
+            rows = bad.view(-1, *([1] * (view.dim() - 1)))
+            view.copy_(torch.where(rows, view, old))
+
+    def _recover_body(self) -> None:
+        self._reset_body()
+        mjw.forward(self.mjw_model, self.mjw_data)
+
+    def poll_warnings(self) -> None:
+        """Warn (once per simulator) if any env ran out of contact/constraint capacity since the last
+        call: one host read, for callers to make once per iteration."""
+        envs = int(self._overflow_seen)
+        self._overflow_seen.zero_()
+        if envs and not self._overflow_warned:
             self._overflow_warned = True
-            envs = int(overflowed.sum())
             warnings.warn(
-                f"sim: MuJoCo Warp ran out of contact/constraint capacity in {envs} of {self.num_envs} envs "
-                f"(nconmax={self.nconmax} per env pooled, njmax={self.njmax}); constraints were dropped. "
-                "Raise sim.nconmax / sim.njmax (see WarpSimulator.overflow for the mjw.OverflowType bits).",
+                f"sim: MuJoCo Warp ran out of contact/constraint capacity ({envs} env-steps of {self.num_envs} envs "
+                f"since the last check; nconmax={self.nconmax} per env pooled, njmax={self.njmax}); constraints were "
+                "dropped. Raise sim.nconmax / sim.njmax (see WarpSimulator.overflow for the mjw.OverflowType bits).",
                 RuntimeWarning,
                 stacklevel=2,
             )
@@ -291,21 +341,26 @@ class WarpSimulator(Simulator):
             self._reset_mask.fill_(True)
         else:
             self._reset_mask.copy_(mask)
-        self._run(
-            ("reset",), lambda: mjw.reset_data(self.mjw_model, self.mjw_data, reset=self._reset_mask_wp)
-        )
-        if self.default_key is not None:
-            rows = self._reset_mask[:, None]
-            for view, value in zip((self.qpos, self.qvel, self.act, self.ctrl), self._key_state, strict=True):
-                view.copy_(torch.where(rows, value, view))
+        self._run(("reset",), self._reset_body)
+
+    def _reset_body(self) -> None:
+        """Warp work only (it runs inside the NaN guard's conditional): mjw.reset_data of the worlds
+        in the reset mask, then the default keyframe's state into them."""
+        mjw.reset_data(self.mjw_model, self.mjw_data, reset=self._reset_mask_wp)
+        for row, out in self._key_rows:
+            wp.launch(_masked_row_fill, dim=out.shape, inputs=[self._reset_mask_wp, row, out])
 
     def set_default_keyframe(self, key: int) -> None:
         self.default_key = int(key)
         model = self.model
-        self._key_state = tuple(
-            torch.as_tensor(values[key].copy(), dtype=self.dtype, device=self.device)
-            for values in (model.key_qpos, model.key_qvel, model.key_act, model.key_ctrl)
-        )
+        self._key_rows = []
+        data = self.mjw_data
+        with wp.ScopedDevice(self._wp_device):
+            for values, out in ((model.key_qpos, data.qpos), (model.key_qvel, data.qvel),
+                                (model.key_act, data.act), (model.key_ctrl, data.ctrl)):
+                if out.shape[1]:
+                    self._key_rows.append((wp.array(values[key].astype(np.float32), dtype=wp.float32), out))
+        self._graphs.clear()  # captured resets hold the previous rows
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
         mask = self._mask(env_ids)
@@ -455,8 +510,7 @@ class WarpSimulator(Simulator):
                 )
             return env_ids.contiguous()
         mask = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
-        mask[env_ids.long()] = True
-        return mask
+        return mask.index_fill_(0, env_ids.long(), True)
 
     @staticmethod
     def _good_rows(tensor: torch.Tensor) -> torch.Tensor:

@@ -74,8 +74,8 @@ def grf_problem(
 
     A = _constraint_rows(mu, batch, dtype, device)
     inf = torch.full((batch,), float("inf"), dtype=dtype, device=device)
-    lo = torch.as_tensor(fz_min, dtype=dtype, device=device).expand(batch)
-    hi = torch.as_tensor(fz_max, dtype=dtype, device=device).expand(batch)
+    lo = _full(fz_min, batch, dtype, device)
+    hi = _full(fz_max, batch, dtype, device)
     zero = torch.zeros_like(inf)
     l_foot = torch.stack((lo, -inf, zero, -inf, zero), -1)  # (B, 5)
     u_foot = torch.stack((hi, zero, inf, zero, inf), -1)
@@ -85,11 +85,18 @@ def grf_problem(
     return P, q, A, l, u
 
 
+def _full(value: float | torch.Tensor, count: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """(count,) of a number (a device-side fill, no copy from the host) or of a tensor (moved, expanded)."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype=dtype, device=device).expand(count)
+    return torch.full((count,), float(value), dtype=dtype, device=device)
+
+
 def _constraint_rows(mu: float | torch.Tensor, batch: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """(B, 20, 12) rows of the five constraints per foot; an expanded (shared) view for a float μ."""
     per_problem = isinstance(mu, torch.Tensor) and mu.ndim > 0
     count = batch if per_problem else 1
-    mu_t = torch.as_tensor(mu, dtype=dtype, device=device).expand(count)
+    mu_t = _full(mu, count, dtype, device)
     block = torch.zeros(count, ROWS_PER_FOOT, 3, dtype=dtype, device=device)
     block[:, 0, 2] = 1.0
     block[:, 1, 0] = block[:, 2, 0] = block[:, 3, 1] = block[:, 4, 1] = 1.0

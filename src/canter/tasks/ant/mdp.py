@@ -18,8 +18,12 @@ TARGET_XY = (1000.0, 0.0)  # far along +x: "run forward"
 
 
 def _to_target_w(env: ManagerBasedRLEnv) -> torch.Tensor:
-    target = torch.tensor(TARGET_XY, dtype=env.sim.dtype, device=env.device)
-    return target - env.scene.root_pos_w[:, :2]
+    # target - pos as (-pos) + target (the same IEEE result), with the target as Python numbers:
+    # no tensor built from host data every step (a synchronizing copy on a GPU)
+    to_target = -env.scene.root_pos_w[:, :2]
+    to_target[:, 0] += TARGET_XY[0]
+    to_target[:, 1] += TARGET_XY[1]
+    return to_target
 
 
 def heading_proj(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -47,9 +51,8 @@ def angle_to_target(env: ManagerBasedRLEnv) -> torch.Tensor:
 
 
 def _axis(env: ManagerBasedRLEnv, index: int) -> torch.Tensor:
-    axis = torch.zeros(3, dtype=env.sim.dtype, device=env.device)
-    axis[index] = 1.0
-    return axis.expand(env.num_envs, 3)
+    eye = torch.eye(3, dtype=env.sim.dtype, device=env.device)  # a device-side fill, no host copy
+    return eye[index].expand(env.num_envs, 3)
 
 
 class Progress(ManagerTerm):

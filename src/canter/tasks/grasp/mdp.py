@@ -70,8 +70,9 @@ def is_grasped(
 # --- observations -------------------------------------------------------------------------------
 def tcp_pos_b(env: ManagerBasedRLEnv, site: Resolved) -> torch.Tensor:
     """(num_envs, 3) tcp position relative to the arm's base (x, y in the world, z above the table), m."""
-    origin = torch.tensor((0.0, 0.0, TABLE_TOP), dtype=env.sim.dtype, device=env.device)
-    return tcp_position(env, site) - origin
+    relative = tcp_position(env, site).clone()  # x, y unchanged; no origin tensor built from host data
+    relative[:, 2] -= TABLE_TOP
+    return relative
 
 
 def tcp_heading(env: ManagerBasedRLEnv, site: Resolved) -> torch.Tensor:
@@ -149,7 +150,7 @@ class SphereLiftedAndHeld(ManagerTerm):
         return self.held_s >= hold_s - 1e-6
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.held_s[env_ids] = 0.0
+        self.held_s.index_fill_(0, env_ids, 0.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"held_s": self.held_s.clone()}
@@ -191,7 +192,8 @@ class ResetObjects(ManagerTerm):
         yaw = (2.0 * torch.rand(n, k, generator=gen, device=env.device) - 1.0).to(dtype) * torch.pi * self.spins
         pose = torch.cat((xy, self.rest_z.expand(n, k).unsqueeze(2), quat_from_yaw(yaw)), dim=2)
         env.sim.qpos[env_ids[:, None], self.qpos_adr[None, :]] = pose.flatten(1).to(env.sim.qpos.dtype)
-        env.sim.qvel[env_ids[:, None], self.dof_adr[None, :]] = 0.0
+        qvel = env.sim.qvel
+        qvel[env_ids[:, None], self.dof_adr[None, :]] = qvel.new_zeros(n, self.dof_adr.numel())
 
 
 # --- metrics ------------------------------------------------------------------------------------
