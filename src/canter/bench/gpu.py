@@ -320,6 +320,15 @@ def _fmt(value: Any, spec: str = ",.0f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
+    """A markdown section with a table (the first column left-aligned, the rest right); none without rows."""
+    if not rows:
+        return []
+    align = "|---|" + "---:|" * (len(columns) - 1)
+    return ["", f"## {title}", "", "| " + " | ".join(columns) + " |", align,
+            *("| " + " | ".join(str(v) for v in row) + " |" for row in rows)]
+
+
 def markdown_report(report: dict[str, Any]) -> str:
     facts = report["device"]
     lines = ["# Canter GPU check", ""]
@@ -339,49 +348,36 @@ def markdown_report(report: dict[str, Any]) -> str:
     tests = [r for r in records if r["stage"] == "tests"]
     if tests and tests[0]["result"]:
         lines += ["", "GPU tests: " + ", ".join(f"{v} {k}" for k, v in tests[0]["result"].items())]
-    parity = [r for r in records if r["stage"] == "parity" and r["status"] == "ok"]
-    if parity:
-        lines += ["", "## Warp backend: Warp's CPU device vs CUDA (same states and controls)", "",
-                  "| task | envs | control steps | max abs qpos diff | max abs qvel diff | tolerance (qpos, qvel) | within |",
-                  "|---|---:|---:|---:|---:|---|---|"]
-        for r in parity:
-            p = r["result"]
-            lines.append(f"| {r['name']} | {p['num_envs']} | {p['steps']} | {p['qpos_max_abs']:.2e} | "
-                         f"{p['qvel_max_abs']:.2e} | {p['tolerance']} | {p['within']} |")
     def by_task_and_size(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         order = {task: k for k, task in enumerate(dict.fromkeys(r["result"]["task"] for r in rows))}
         return sorted(rows, key=lambda r: (order[r["result"]["task"]], r["result"]["num_envs"]))
 
-    env_rows = by_task_and_size([r for r in records if r["stage"] == "env" and r["status"] == "ok"])
-    if env_rows:
-        lines += ["", "## Env step (random actions): canter env vs raw physics", "",
-                  "| task | envs | raw steps/s | env steps/s | env / raw | GPU memory GiB |", "|---|---:|---:|---:|---:|---:|"]
-        for r in env_rows:
-            e = r["result"]
-            mem = e.get("gpu_memory_bytes")
-            lines.append(f"| {e['task']} | {e['num_envs']:,} | {_fmt(e['raw_rollout_steps_per_s'])} | "
-                         f"{_fmt(e['env_steps_per_s'])} | {e['ratio']:.3f} | {_fmt(mem and mem / 2**30, '.2f')} |")
-    train_rows = by_task_and_size([r for r in records if r["stage"] == "train" and r["status"] == "ok"])
-    if train_rows:
-        lines += ["", "## Training (PPO): seed 003's three figures, medians over iterations", "",
-                  "| task | envs | step FPS | step+inference FPS | total FPS | iteration s | iterations |",
-                  "|---|---:|---:|---:|---:|---:|---:|"]
-        for r in train_rows:
-            t = r["result"]
-            lines.append(f"| {t['task']} | {t['num_envs']:,} | {_fmt(t['step_fps'])} | {_fmt(t['step_inference_fps'])} | "
-                         f"{_fmt(t['total_fps'])} | {t['iteration_time_s']:.3f} | {t['iterations']} |")
-    learn = [r for r in records if r["stage"] == "learn" and r["name"].startswith("eval") and r["status"] == "ok"]
-    if learn:
-        lines += ["", "## Learning: dog-flat on CUDA, deterministic policy evaluated after each chunk", "",
-                  "| training wall s | env steps | return | vx error m/s | vy error m/s | yaw-rate error rad/s | falls |",
-                  "|---:|---:|---:|---:|---:|---:|---:|"]
-        for r in learn:
-            e = r["result"]
-            falls = 1.0 - float(e.get("ended_by_time_out", float("nan")))
-            lines.append(f"| {_fmt(e.get('train_wall_time_s'), '.0f')} | {_fmt(e.get('env_steps'))} | "
-                         f"{e['mean_return']:.2f} | {e.get('lin_vel_x_abs_error', float('nan')):.3f} | "
-                         f"{e.get('lin_vel_y_abs_error', float('nan')):.3f} | {e.get('yaw_rate_abs_error', float('nan')):.3f} | "
-                         f"{falls:.3f} |")
+    def ok(stage: str) -> list[dict[str, Any]]:
+        return [r for r in records if r["stage"] == stage and r["status"] == "ok"]
+
+    lines += _table("Warp backend: Warp's CPU device vs CUDA (same states and controls)",
+                    ("task", "envs", "control steps", "max abs qpos diff", "max abs qvel diff", "tolerance (qpos, qvel)",
+                     "within"),
+                    [(r["name"], p["num_envs"], p["steps"], f"{p['qpos_max_abs']:.2e}", f"{p['qvel_max_abs']:.2e}",
+                      p["tolerance"], p["within"]) for r in ok("parity") for p in (r["result"],)])
+    lines += _table("Env step (random actions): canter env vs raw physics",
+                    ("task", "envs", "raw steps/s", "env steps/s", "env / raw", "GPU memory GiB"),
+                    [(e["task"], f"{e['num_envs']:,}", _fmt(e["raw_rollout_steps_per_s"]), _fmt(e["env_steps_per_s"]),
+                      f"{e['ratio']:.3f}", _fmt(e.get("gpu_memory_bytes") and e["gpu_memory_bytes"] / 2**30, ".2f"))
+                     for r in by_task_and_size(ok("env")) for e in (r["result"],)])
+    lines += _table("Training (PPO): seed 003's three figures, medians over iterations",
+                    ("task", "envs", "step FPS", "step+inference FPS", "total FPS", "iteration s", "iterations"),
+                    [(t["task"], f"{t['num_envs']:,}", _fmt(t["step_fps"]), _fmt(t["step_inference_fps"]),
+                      _fmt(t["total_fps"]), f"{t['iteration_time_s']:.3f}", t["iterations"])
+                     for r in by_task_and_size(ok("train")) for t in (r["result"],)])
+    nan = float("nan")
+    lines += _table("Learning: dog-flat on CUDA, deterministic policy evaluated after each chunk",
+                    ("training wall s", "env steps", "return", "vx error m/s", "vy error m/s", "yaw-rate error rad/s",
+                     "falls"),
+                    [(_fmt(e.get("train_wall_time_s"), ".0f"), _fmt(e.get("env_steps")), f"{e['mean_return']:.2f}",
+                      f"{e.get('lin_vel_x_abs_error', nan):.3f}", f"{e.get('lin_vel_y_abs_error', nan):.3f}",
+                      f"{e.get('yaw_rate_abs_error', nan):.3f}", f"{1.0 - float(e.get('ended_by_time_out', nan)):.3f}")
+                     for r in ok("learn") if r["name"].startswith("eval") for e in (r["result"],)])
     if skipped:
         lines += ["", "Not run or not passed: " + "; ".join(f"{r['stage']} {r['name']}: {r['status']} ({r['reason']})"
                                                       for r in skipped)]
