@@ -16,6 +16,8 @@ import torch
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.distributions import gaussian_entropy, gaussian_log_prob
 from canter.rl.gae import normalize_advantages
+from canter.rl.losses import policy_gradient_loss, value_loss
+from canter.rl.storage import MiniBatch
 
 
 class A2C(OnPolicyAlgorithm):
@@ -30,16 +32,22 @@ class A2C(OnPolicyAlgorithm):
         Returns () tensors: policy_loss, value_loss, entropy, kl (old ‖ new after the step),
         grad_norm (before clipping) and learning_rate (for the next update).
         """
-        cfg = self.cfg
         batch = next(iter(self._mini_batches(num_mini_batches=1, num_epochs=1)))
+        stats = self._learn(batch)
+        self.storage.clear()
+        stats["learning_rate"] = self.learning_rate.detach().clone()
+        return stats
+
+    def _learn_step(self, batch: MiniBatch) -> dict[str, torch.Tensor]:
+        cfg = self.cfg
         mean, std, values = self._forward(batch)
         advantages = batch.advantages
         if cfg.normalize_advantage_per_mini_batch:
             advantages = normalize_advantages(advantages)
 
         log_prob = gaussian_log_prob(batch.actions, mean, std)
-        policy_loss = self._policy_gradient_loss(log_prob, advantages)
-        value = self._value_loss(values, batch.old_values, batch.returns, cfg.clip_param, False)
+        policy_loss = policy_gradient_loss(log_prob, advantages)
+        value = value_loss(values, batch.old_values, batch.returns, cfg.clip_param, False)
         entropy = gaussian_entropy(std).mean()
         loss = policy_loss + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
         grad_norm = self._gradient_step(loss)
@@ -47,13 +55,10 @@ class A2C(OnPolicyAlgorithm):
         with torch.no_grad():
             new_mean, new_std, _ = self._forward(batch)
         kl = self._adapt_learning_rate(batch, new_mean, new_std)
-
-        self.storage.clear()
         return {
             "policy_loss": policy_loss.detach(),
             "value_loss": value.detach(),
             "entropy": entropy.detach(),
             "kl": kl,
             "grad_norm": grad_norm,
-            "learning_rate": self.learning_rate.detach().clone(),
         }

@@ -23,18 +23,22 @@ from canter.core.errors import CanterError, ConfigError
 from canter.rl.config import AlgoCfg
 from canter.rl.distributed import all_reduce_gradients, all_reduce_mean
 from canter.rl.distributions import gaussian_kl
-from canter.rl.gae import bootstrap_time_outs
-from canter.rl.losses import adaptive_learning_rate, clipped_surrogate_loss, policy_gradient_loss, value_loss
+from canter.rl.gae import bootstrap_time_outs, compute_gae
+from canter.rl.losses import adaptive_learning_rate
 from canter.rl.modules import ActorCritic
 from canter.rl.storage import MiniBatch, RolloutStorage
 
 Observations = Mapping[str, torch.Tensor]
-F = TypeVar("F", bound=Callable[..., torch.Tensor])
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def maybe_compile(function: F, enabled: bool) -> F:
-    """`function` wrapped in torch.compile when enabled (compiled lazily, at its first call)."""
-    return torch.compile(function) if enabled else function  # type: ignore[return-value]
+def maybe_compile(function: F, cfg: AlgoCfg) -> F:
+    """`function` wrapped in torch.compile when cfg.compile (compiled lazily, at its first call), with
+    cfg.compile_backend and cfg.compile_mode; `function` itself otherwise."""
+    if not cfg.compile:
+        return function
+    mode = None if cfg.compile_mode == "default" or cfg.compile_backend != "inductor" else cfg.compile_mode
+    return torch.compile(function, backend=cfg.compile_backend, mode=mode)  # type: ignore[return-value]
 
 
 class OnPolicyAlgorithm:
@@ -80,9 +84,10 @@ class OnPolicyAlgorithm:
         )
         self.learning_rate = torch.tensor(cfg.learning_rate, device=self.device)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.learning_rate, fused=True)
-        self._surrogate_loss = maybe_compile(clipped_surrogate_loss, cfg.compile)
-        self._value_loss = maybe_compile(value_loss, cfg.compile)
-        self._policy_gradient_loss = maybe_compile(policy_gradient_loss, cfg.compile)
+        # the learner's hot functions, compiled whole when cfg.compile (one switch; see AlgoCfg)
+        self._learn = maybe_compile(self._learn_step, cfg)
+        self._gae = maybe_compile(compute_gae, cfg)
+        self._policy_step = maybe_compile(self._act_and_evaluate, cfg)
 
     # --- rollout ------------------------------------------------------------------------------------
 
@@ -94,8 +99,7 @@ class OnPolicyAlgorithm:
             assert states is not None
             self.storage.store_initial_hidden_states(*states)
         self.policy.update_normalization(obs)
-        step = self.policy.act(obs, self.generator)
-        values = self.policy.evaluate(obs)
+        step, values = self._policy_step(obs)
         self.storage.store_policy_step(
             observations=obs,
             actions=step.actions,
@@ -105,6 +109,9 @@ class OnPolicyAlgorithm:
             values=values,
         )
         return step.actions
+
+    def _act_and_evaluate(self, obs: Observations) -> tuple[Any, torch.Tensor]:
+        return self.policy.act(obs, self.generator), self.policy.evaluate(obs)
 
     @torch.no_grad()
     def process_env_step(
@@ -134,10 +141,16 @@ class OnPolicyAlgorithm:
             self.cfg.gamma,
             self.cfg.lam,
             normalize=not self.cfg.normalize_advantage_per_mini_batch,
+            gae=self._gae,
         )
 
     def update(self) -> dict[str, torch.Tensor]:
         """Learns from the stored rollout, clears it, and returns mean losses as () tensors."""
+        raise NotImplementedError
+
+    def _learn_step(self, batch: MiniBatch) -> dict[str, torch.Tensor]:
+        """One gradient step on a minibatch (forward, loss, backward, clip, optimizer step); returns its
+        statistics as detached () tensors. `update` calls it as self._learn (compiled when cfg.compile)."""
         raise NotImplementedError
 
     # --- learning helpers ---------------------------------------------------------------------------

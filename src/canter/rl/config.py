@@ -26,6 +26,8 @@ RnnType = Literal["none", "gru", "lstm"]
 Algorithm = Literal["ppo", "a2c", "dagger"]
 BetaSchedule = Literal["exponential", "linear"]
 Schedule = Literal["adaptive", "fixed"]
+CompileBackend = Literal["inductor", "aot_eager"]
+CompileMode = Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
 
 
 @dataclass(kw_only=True)
@@ -173,7 +175,14 @@ class AlgoCfg(Validated):
         and by 1.5 when it falls below desired_kl/2, within [min_learning_rate, max_learning_rate].
     max_grad_norm: global gradient-norm clip.
     normalize_advantage_per_mini_batch: normalize advantages per minibatch instead of per rollout.
-    compile: wrap the pure loss functions in torch.compile (first update pays the compile time).
+    compile: torch.compile the learner: the whole minibatch update (forward, losses, backward through
+        AOTAutograd, gradient clip; the optimizer step as its own graph), GAE, and the policy's act
+        (the first iteration pays the compile time). Off by default: measured on a 2-core CPU it
+        does not speed the update (its matmuls already bound it; BENCHMARKS.md §14).
+    compile_backend: "inductor" (generated kernels) or "aot_eager" (traced graphs run by eager
+        kernels: no codegen, for checking the traced program).
+    compile_mode: torch.compile's mode; "reduce-overhead" replays CUDA graphs of the compiled
+        functions on a GPU (no effect on the CPU).
     dagger: the β schedule and dataset of algo "dagger" (which regresses the expert's actions with
         num_learning_epochs passes of num_mini_batches minibatches over the dataset per iteration and
         ignores the PPO-only fields).
@@ -197,6 +206,8 @@ class AlgoCfg(Validated):
     max_grad_norm: float = 1.0
     normalize_advantage_per_mini_batch: bool = False
     compile: bool = False
+    compile_backend: CompileBackend = "inductor"
+    compile_mode: CompileMode = "default"
     dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
 
     config_name = "algo"

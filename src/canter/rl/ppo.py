@@ -21,6 +21,7 @@ import torch
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.distributions import gaussian_entropy, gaussian_log_prob
 from canter.rl.gae import normalize_advantages
+from canter.rl.losses import clipped_surrogate_loss, value_loss
 from canter.rl.storage import MiniBatch
 
 STAT_NAMES = ("surrogate_loss", "value_loss", "entropy", "kl", "grad_norm")
@@ -42,7 +43,7 @@ class PPO(OnPolicyAlgorithm):
         cfg = self.cfg
         totals = {name: torch.zeros((), device=self.device) for name in STAT_NAMES}
         for batch in self._mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs):
-            for name, value in self._update_mini_batch(batch).items():
+            for name, value in self._learn(batch).items():
                 totals[name] += value
         self.storage.clear()
         num_steps = cfg.num_learning_epochs * cfg.num_mini_batches
@@ -50,7 +51,7 @@ class PPO(OnPolicyAlgorithm):
         stats["learning_rate"] = self.learning_rate.detach().clone()
         return stats
 
-    def _update_mini_batch(self, batch: MiniBatch) -> dict[str, torch.Tensor]:
+    def _learn_step(self, batch: MiniBatch) -> dict[str, torch.Tensor]:
         """One gradient step on one minibatch; returns its statistics as detached () tensors."""
         cfg = self.cfg
         mean, std, values = self._forward(batch)
@@ -62,8 +63,8 @@ class PPO(OnPolicyAlgorithm):
         kl = self._adapt_learning_rate(batch, mean, std)
 
         log_prob = gaussian_log_prob(batch.actions, mean, std)
-        surrogate = self._surrogate_loss(log_prob, batch.old_log_prob, advantages, cfg.clip_param)
-        value = self._value_loss(
+        surrogate = clipped_surrogate_loss(log_prob, batch.old_log_prob, advantages, cfg.clip_param)
+        value = value_loss(
             values, batch.old_values, batch.returns, cfg.clip_param, cfg.use_clipped_value_loss
         )
         entropy = gaussian_entropy(std).mean()

@@ -147,17 +147,19 @@ class RolloutStorage:
         """(T, N) bool: the episode ended at step t (terminated or timed out)."""
         return self.terminated | self.truncated
 
-    def compute_returns(self, last_values: torch.Tensor, gamma: float, lam: float, normalize: bool) -> None:
+    def compute_returns(self, last_values: torch.Tensor, gamma: float, lam: float, normalize: bool,
+                        gae: Callable[..., tuple[torch.Tensor, torch.Tensor]] = compute_gae) -> None:
         """Fills returns and advantages by GAE (see canter.rl.gae); normalize: per-rollout advantages.
 
-        last_values: (num_envs,) V of the observation after the last step.
+        last_values: (num_envs,) V of the observation after the last step. gae: compute_gae, or a
+        compiled copy of it.
         """
         if self.step != self.num_transitions_per_env:
             raise RuntimeError(
                 f"RolloutStorage holds {self.step} of {self.num_transitions_per_env} steps; "
                 "compute_returns needs a full rollout"
             )
-        returns, advantages = compute_gae(self.rewards, self.values, self.dones, last_values, gamma, lam)
+        returns, advantages = gae(self.rewards, self.values, self.dones, last_values, gamma, lam)
         self.returns.copy_(returns)
         self.advantages.copy_(normalize_advantages(advantages) if normalize else advantages)
 
