@@ -10,6 +10,7 @@ iteration time is rank 0's (the ranks move in lock step).
 from __future__ import annotations
 
 import json
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field, fields
@@ -58,6 +59,10 @@ class TrainBenchResult:
     total_fps: Spread
     iteration_time_s: Spread
     profile_trace: str | None = None
+    # seconds per iteration in each phase (canter.core.profiling.PHASES, medians over the iterations
+    # after the first; "other": the iteration time the phases leave, e.g. the runner's bookkeeping)
+    phase_seconds: dict[str, float] = field(default_factory=dict)
+    minibatch_steps: int = 0  # gradient steps per update (epochs x minibatches; 1 for A2C)
     machine: dict[str, object] = field(default_factory=dict)
     master_port: int | None = None  # the port the ranks met on (launched runs)
 
@@ -87,6 +92,7 @@ def run_train_bench(
     env = make_rank_env(args, info)
     if profile_dir is not None:
         profiling.enable()
+    profiling.start_timing()
     with tempfile.TemporaryDirectory() as tmp:
         runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=args.backend == "cpu")
         obs = env.reset()[0]
@@ -100,14 +106,19 @@ def run_train_bench(
         while not (rows and rows[-1]["stop"]):
             obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
             runner.iteration += 1
+            stats = {**stats, **{f"phase/{k}": v for k, v in profiling.take_timing().items()}}
             rows.append(stats)
             if progress is not None and info.is_main:
                 progress(time.perf_counter() - start, stats)
         wall = time.perf_counter() - start
+        profiling.stop_timing()
         trace = None
         if profile_dir is not None:
             trace = _profile_iteration(runner, obs, Path(profile_dir) / f"trace_rank{info.rank}.json")
     measured = rows[1:]
+    phases = {name: statistics.median(row[f"phase/{name}"] for row in measured) for name in profiling.PHASES}
+    phases["other"] = max(0.0, statistics.median(row["iteration_time_s"] for row in measured) - sum(phases.values()))
+    algo_cfg = args.agent.algo
     sim_threads = getattr(getattr(env, "sim", None), "num_threads", None)
     return TrainBenchResult(
         task=task, nproc=info.world_size, num_envs=env.num_envs * info.world_size, num_envs_per_process=env.num_envs,
@@ -121,7 +132,9 @@ def run_train_bench(
         step_inference_fps=Spread.of([row["step_inference_fps"] for row in measured]),
         total_fps=Spread.of([row["total_fps"] for row in measured]),
         iteration_time_s=Spread.of([row["iteration_time_s"] for row in measured]),
-        profile_trace=str(trace) if trace is not None else None, machine=machine_info(),
+        profile_trace=str(trace) if trace is not None else None, phase_seconds=phases,
+        minibatch_steps=1 if algo_cfg.algo == "a2c" else algo_cfg.num_learning_epochs * algo_cfg.num_mini_batches,
+        machine=machine_info(),
     )
 
 

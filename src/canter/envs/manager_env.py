@@ -120,8 +120,9 @@ class ManagerBasedRLEnv:
             self.episode_length_buf += 1
             self.common_step_counter += 1
 
-            terminated, truncated = self.termination_manager.compute()
-            reward = self.reward_manager.compute(self.step_dt)  # non-finite term values count as 0
+            with section("terminations_rewards"):
+                terminated, truncated = self.termination_manager.compute()
+                reward = self.reward_manager.compute(self.step_dt)  # non-finite term values count as 0
             if caught is not None:
                 # an env the NaN guard caught ends as terminal (no bootstrap) and earns nothing
                 nonfinite = caught
@@ -138,12 +139,15 @@ class ManagerBasedRLEnv:
             self.extras["episode_return"] = self.episode_return.clone()
             self.extras["episode_length"] = self.episode_length_buf.float()
             self.extras["nonfinite_resets"] = self._no_catches if caught is None else caught.sum()
-            reset_ids = done.nonzero().squeeze(1)
-            if reset_ids.numel() > 0:
-                self._reset_idx(reset_ids)
-            self.command_manager.compute(self.step_dt)
-            self.event_manager.apply_interval(self.step_dt)
-            self.obs_buf = self.observation_manager.compute()
+            with section("resets"):
+                reset_ids = done.nonzero().squeeze(1)
+                if reset_ids.numel() > 0:
+                    self._reset_idx(reset_ids)
+            with section("commands_events"):
+                self.command_manager.compute(self.step_dt)
+                self.event_manager.apply_interval(self.step_dt)
+            with section("observations"):
+                self.obs_buf = self.observation_manager.compute()
             self.extras["log"]["Sim/nonfinite_resets_total"] = self.sim.nonfinite_total
         return self.obs_buf, reward, terminated, truncated, self.extras
 

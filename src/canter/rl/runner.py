@@ -249,9 +249,10 @@ class OnPolicyRunner:
         return last
 
     def _save(self, logger: Logger | None) -> None:
-        self.save()
-        if logger is not None:
-            logger.checkpoint(self.history)
+        with section("logging"):
+            self.save()
+            if logger is not None:
+                logger.checkpoint(self.history)
 
     @contextmanager
     def _stop_signals(self) -> Iterator[None]:
@@ -305,7 +306,8 @@ class OnPolicyRunner:
                 clock.lap("inference")
                 obs, rewards, terminated, truncated, extras = env.step(actions)
                 clock.lap("step")
-                algorithm.process_env_step(rewards, terminated, truncated, extras)
+                with section("storage"):
+                    algorithm.process_env_step(rewards, terminated, truncated, extras)
                 done = (terminated | truncated).float()
                 return_sum += torch.sum(extras["episode_return"] * done)
                 length_sum += torch.sum(extras["episode_length"] * done)
@@ -315,7 +317,7 @@ class OnPolicyRunner:
                 for key, value in extras.get("log", {}).items():
                     log_sums[key] = log_sums.get(key, 0.0) + torch.as_tensor(value, device=device, dtype=torch.float32)
                     log_counts[key] = log_counts.get(key, 0) + 1
-            with section("update"):
+            with section("gae"):
                 algorithm.compute_returns(obs)
         phase_times = clock.totals()  # on CUDA: one synchronization, after the rollout
         inference_time, step_time = phase_times["inference"], phase_times["step"]
@@ -351,9 +353,11 @@ class OnPolicyRunner:
         if self.rank == 0:
             self.history.append(curve)
         if logger is not None:
-            logger.log_iteration(self.iteration, scalars, curve)
-            take = getattr(self.env, "take_sim_warnings", None)  # this process's; the counts are all ranks'
-            logger.note_instability(self.iteration, stats["nonfinite_resets"], stats["episodes"], take() if take else {})
+            with section("logging"):
+                logger.log_iteration(self.iteration, scalars, curve)
+                take = getattr(self.env, "take_sim_warnings", None)  # this process's; the counts are all ranks'
+                logger.note_instability(self.iteration, stats["nonfinite_resets"], stats["episodes"],
+                                        take() if take else {})
         return obs, {**stats, **losses}
 
 

@@ -73,5 +73,17 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
         fmt = ",.3f" if key.endswith("_s") else ",.0f"
         table.add_row(key, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
     Console().print(table)
+    if result.phase_seconds:
+        phases = Table(title="where an iteration goes (median seconds per iteration; rank 0)", title_justify="left")
+        for column in ("phase", "s / iteration", "share"):
+            phases.add_column(column, justify="right" if column != "phase" else "left")
+        total = sum(result.phase_seconds.values()) or 1.0
+        for name, seconds in result.phase_seconds.items():
+            phases.add_row(name, f"{seconds:.4f}", f"{seconds / total:.1%}")
+        Console().print(phases)
+        update = result.phase_seconds.get("update", 0.0)
+        if result.minibatch_steps:
+            print(f"update: {update / result.minibatch_steps * 1e3:.1f} ms per gradient step "
+                  f"({result.minibatch_steps} per iteration)")
     print(f"mean return at the end: {result.mean_return:.3f}  commit {result.machine.get('commit')}")
     return 0
