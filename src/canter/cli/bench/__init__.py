@@ -18,6 +18,7 @@ from canter.cli.bench.qp import QpArgs
 from canter.cli.bench.sb3 import Sb3Args
 from canter.cli.bench.scaling import ScalingArgs
 from canter.cli.bench.stones import StonesArgs, StonesCostArgs
+from canter.cli.bench.time_to_target import TimeToTargetArgs
 from canter.cli.bench.train import TrainBenchArgs
 
 _sub = tyro.conf.subcommand
@@ -36,10 +37,11 @@ Scenario = Union[  # noqa: UP007 - tyro reads the Union
     Annotated[LatencyArgs, _sub("latency")],
     Annotated[CameraArgs, _sub("camera")],
     Annotated[GpuArgs, _sub("gpu")],
+    Annotated[TimeToTargetArgs, _sub("time-to-target")],
 ]
 
 
-SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera", "gpu")
+SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera", "gpu", "time-to-target")
 
 
 @dataclass(kw_only=True)
