@@ -1,0 +1,61 @@
+"""`canter bench time-to-target`: marks of training wall time, a fixed-seed evaluation at each, the
+first mark that reaches the target, and one-line errors before any training."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from canter.bench.time_to_target import _direction, _reached, plot_time_to_target, run_time_to_target
+from canter.core.errors import CanterError
+
+
+def test_direction_follows_the_metric_unless_given():
+    assert _direction("lin_vel_x_abs_error", "auto") == "below"
+    assert _direction("ended_by_base_contact", "auto") == "below"
+    assert _direction("ended_by_time_out", "auto") == "above"
+    assert _direction("ended_by_success", "auto") == "above"
+    assert _direction("mean_return", "auto") == "above"
+    assert _direction("mean_return", "below") == "below"
+    assert _reached(0.1, 0.15, "below") and not _reached(0.2, 0.15, "below")
+    assert _reached(5.0, 4.75, "above") and not _reached(float("nan"), 4.75, "above")
+
+
+def test_marks_evaluation_and_the_first_mark_reaching_the_target(tmp_path):
+    result = run_time_to_target("cartpole", "mean_return", 4.5, 0.05, ["--num-envs", "64"], eval_every_s=1.0,
+                                episodes=16, eval_envs=16)
+    times = [m["train_wall_s"] for m in result.marks]
+    assert len(times) >= 2 and times == sorted(times) and times[-1] >= 3.0
+    assert all(m["episodes"] >= 16 for m in result.marks)
+    # one mark per second of training: each lies past its second, and no second is skipped
+    assert all(t >= k + 1 for k, t in enumerate(times[:-1]))
+    first = next((m for m in result.marks if m["mean_return"] >= 4.5), None)
+    assert result.time_to_target_s == (None if first is None else first["train_wall_s"])
+    assert result.env_steps_to_target == (None if first is None else first["env_steps"])
+    assert result.direction == "above" and result.num_envs == 64
+    data = result.to_json()
+    assert data["marks"] == result.marks and "commit" in data and "machine" not in data
+    assert plot_time_to_target(result, tmp_path / "t.png").stat().st_size > 10_000
+
+
+def test_unknown_metric_fails_before_training():
+    with pytest.raises(CanterError, match="has no metric 'speed'.*lin_vel_x_abs_error"):
+        run_time_to_target("dog-flat", "speed", 1.0, 1.0, ["--num-envs", "8"])
+    done = subprocess.run([sys.executable, "-m", "canter", "bench", "time-to-target", "cartpole", "--metric", "x",
+                           "--target", "1"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("canter: error: --metric: cartpole has no metric 'x'")
+    assert "Traceback" not in done.stderr
+
+
+def test_json_output(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "canter", "bench", "time-to-target", "cartpole", "--metric",
+                           "mean_return", "--target", "100", "--minutes", "0.02", "--episodes", "8", "--eval-envs", "8",
+                           "--num-envs", "32", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-1500:]
+    data = json.loads((tmp_path / "time_to_target.json").read_text())
+    assert data["time_to_target_s"] is None and data["target"] == 100.0  # cartpole's best return is 5
+    assert (tmp_path / "time_to_target.png").exists()
