@@ -42,7 +42,7 @@ def test_marks_evaluation_and_the_first_mark_reaching_the_target(tmp_path):
 
 
 def test_unknown_metric_fails_before_training():
-    with pytest.raises(CanterError, match="has no metric 'speed'.*lin_vel_x_abs_error"):
+    with pytest.raises(CanterError, match=r"has no metric 'speed'.*lin_vel_x_abs_error"):
         run_time_to_target("dog-flat", "speed", 1.0, 1.0, ["--num-envs", "8"])
     done = subprocess.run([sys.executable, "-m", "canter", "bench", "time-to-target", "cartpole", "--metric", "x",
                            "--target", "1"], capture_output=True, text=True, timeout=300)
