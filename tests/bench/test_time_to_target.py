@@ -51,6 +51,15 @@ def test_unknown_metric_fails_before_training():
     assert "Traceback" not in done.stderr
 
 
+def test_several_metrics_must_all_reach_the_target():
+    result = run_time_to_target("cartpole", "mean_return,mean_episode_length", 4.5, 0.03, ["--num-envs", "64"],
+                                eval_every_s=1.0, episodes=16, eval_envs=16)
+    first = next((m for m in result.marks if m["mean_return"] >= 4.5 and m["mean_episode_length"] >= 4.5), None)
+    assert result.time_to_target_s == (None if first is None else first["train_wall_s"])
+    with pytest.raises(CanterError, match="mixes metrics"):
+        run_time_to_target("dog-flat", "mean_return,lin_vel_x_abs_error", 1.0, 1.0, ["--num-envs", "8"])
+
+
 def test_json_output(tmp_path):
     done = subprocess.run([sys.executable, "-m", "canter", "bench", "time-to-target", "cartpole", "--metric",
                            "mean_return", "--target", "100", "--minutes", "0.02", "--episodes", "8", "--eval-envs", "8",

@@ -32,7 +32,7 @@ Direction = Literal["auto", "above", "below"]
 @dataclass(kw_only=True)
 class TimeToTargetResult:
     task: str
-    metric: str
+    metric: str  # one metric, or several joined by commas: reached when every one reaches the target
     target: float
     direction: str  # "above": reached when metric >= target; "below": when metric <= target
     minutes: float
@@ -98,10 +98,18 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
     known = ["mean_return", "mean_episode_length", "std_return", "min_return", "max_episode_return",
              *(spec.metrics(probe) if spec.metrics is not None else {}),
              *(f"ended_by_{name}" for name in probe.termination_manager.names)]
-    if metric not in known:
-        raise CanterError(f"--metric: {task} has no metric {metric!r} (have: {', '.join(known)})")
+    names = [name.strip() for name in metric.split(",") if name.strip()]
+    for name in names or [metric]:
+        if name not in known:
+            raise CanterError(f"--metric: {task} has no metric {name!r} (have: {', '.join(known)})")
     del probe
-    way = _direction(metric, direction)
+    ways = {_direction(name, direction) for name in names}
+    if len(ways) > 1:
+        raise CanterError(f"--metric: {metric!r} mixes metrics that should rise and fall; give one direction's")
+    way = ways.pop()
+
+    def reached(mark: dict[str, float]) -> bool:
+        return all(_reached(mark[name], target, way) for name in names)
 
     env = make_env(args)
     marks: list[dict[str, float]] = []
@@ -134,9 +142,9 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
             marks.append(mark)
             if progress is not None:
                 progress(mark, metric)
-            if trained >= budget or (stop_at_target and _reached(mark[metric], target, way)):
+            if trained >= budget or (stop_at_target and reached(mark)):
                 break
-    first = next((m for m in marks if _reached(m[metric], target, way)), None)
+    first = next((m for m in marks if reached(m)), None)
     return TimeToTargetResult(
         task=task, metric=metric, target=target, direction=way, minutes=minutes, eval_every_s=every,
         episodes=episodes, eval_envs=eval_envs, num_envs=env.num_envs,
@@ -152,13 +160,14 @@ def plot_time_to_target(result: TimeToTargetResult, path: Path) -> Path:
 
     fig, ax = plt.subplots(figsize=(7, 4.2))
     times = [m["train_wall_s"] / 60.0 for m in result.marks]
-    ax.plot(times, [m[result.metric] for m in result.marks], "o-", label=result.metric)
+    for name in result.metric.split(","):
+        ax.plot(times, [m[name] for m in result.marks], "o-", label=name)
     ax.axhline(result.target, color="gray", linestyle="--", linewidth=1, label=f"target {result.target:g}")
     if result.time_to_target_s is not None:
         ax.axvline(result.time_to_target_s / 60.0, color="tab:green", linestyle=":", linewidth=1.5,
                    label=f"reached at {result.time_to_target_s / 60.0:.1f} min")
     ax.set_xlabel("training wall time (min; evaluation excluded)")
-    ax.set_ylabel(result.metric)
+    ax.set_ylabel(result.metric if "," not in result.metric else "metrics")
     ax.set_title(f"{result.task}: {result.metric} ({result.num_envs} envs, {result.machine.get('cpu')}, "
                  f"{result.machine.get('cores')} cores)", fontsize=9)
     ax.grid(True, alpha=0.3)
