@@ -21,7 +21,7 @@ def test_gpu_check_without_cuda_runs_the_rest_and_names_what_it_skipped(tmp_path
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHON"] = sys.executable
     done = subprocess.run(
-        ["bash", str(ROOT / "scripts" / "gpu_check.sh"), str(out), "--tasks", "cartpole", "--stages", "tests", "parity",
+        ["bash", str(ROOT / "scripts" / "gpu_check.sh"), str(out), "--tasks", "cartpole", "--stages", "tests", "syncs", "parity",
          "env", "train", "learn", "--env-seconds", "0.2", "--env-repeats", "1", "--train-seconds", "2",
          "--fallback-envs", "32"],
         capture_output=True, text=True, timeout=600, env=env, cwd=tmp_path,
@@ -37,6 +37,7 @@ def test_gpu_check_without_cuda_runs_the_rest_and_names_what_it_skipped(tmp_path
         assert status[("parity", task)]["status"] == "skipped"
         assert "no CUDA" in status[("parity", task)]["reason"]
     assert status[("learn", "dog-flat")]["status"] == "skipped"
+    assert status[("syncs", "cartpole")]["status"] == "skipped"
     env_result = status[("env", "cartpole-32")]["result"]
     assert env_result["backend"] == "cpu" and env_result["num_envs"] == 32 and env_result["env_steps_per_s"] > 0
     train_result = status[("train", "cartpole-32")]["result"]

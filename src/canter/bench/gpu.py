@@ -6,6 +6,8 @@ gets a time limit, and stages past the check's deadline are skipped and named):
 - tests:  the pytest subset marked `gpu` (tests/gpu: cpu <-> cuda parity of the warp backend on
           every task family, no host synchronization in the env step under
           torch.cuda.set_sync_debug_mode("error"), graph-captured physics).
+- syncs:  per bench task, the host synchronizations of 50 env steps and one PPO iteration and where
+          they are (canter.bench.gpu_syncs).
 - parity: for every task family, the largest qpos / qvel difference between the warp backend on
           Warp's CPU device and on CUDA after stepping the same states with the same controls.
 - env:    `canter bench env` (env vs raw MuJoCo Warp) per task and env count.
@@ -42,7 +44,7 @@ class GpuCheckCfg:
     out: str
     tasks: tuple[str, ...] = TASKS
     sizes: tuple[int, ...] = SIZES
-    stages: tuple[str, ...] = ("tests", "parity", "env", "train", "learn")
+    stages: tuple[str, ...] = ("tests", "syncs", "parity", "env", "train", "learn")
     # one task per family and model (the others differ from these in terms only)
     parity_tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp")
     env_seconds: float = 1.0  # per repetition and side of bench env
@@ -198,9 +200,10 @@ def _last_json(text: str) -> dict[str, Any] | None:
 def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
     if not cfg.out:
         raise ConfigError("--out: a directory is required")
-    unknown = set(cfg.stages) - {"tests", "parity", "env", "train", "learn"}
+    unknown = set(cfg.stages) - {"tests", "syncs", "parity", "env", "train", "learn"}
     if unknown:
-        raise ConfigError(f"--stages: unknown stage {sorted(unknown)[0]!r} (have tests, parity, env, train, learn)")
+        raise ConfigError(f"--stages: unknown stage {sorted(unknown)[0]!r} "
+                          "(have tests, syncs, parity, env, train, learn)")
     if any(n < 1 for n in cfg.sizes) or cfg.learn_envs < 1:
         raise ConfigError("--sizes / --learn-envs: env counts must be >= 1")
     check = _Check(cfg, progress)
@@ -219,6 +222,12 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
                 record.reason = record.reason or "no CUDA: the gpu tests skip themselves"
         else:
             check.skip("tests", "pytest-gpu", f"no tests folder at {tests} (run from a source checkout)")
+    if "syncs" in cfg.stages:
+        for task in cfg.tasks:
+            if no_cuda:
+                check.skip("syncs", task, no_cuda)
+            else:
+                check.run("syncs", task, ["-m", "canter.bench.gpu_syncs", task, "4096"], limit=600)
     if "parity" in cfg.stages:
         for task in cfg.parity_tasks:
             if no_cuda:
@@ -355,6 +364,11 @@ def markdown_report(report: dict[str, Any]) -> str:
     def ok(stage: str) -> list[dict[str, Any]]:
         return [r for r in records if r["stage"] == stage and r["status"] == "ok"]
 
+    lines += _table("Host synchronizations under torch.cuda.set_sync_debug_mode (50 env steps, then one PPO iteration)",
+                    ("task", "envs", "syncs in 50 env steps", "syncs in one iteration", "sites"),
+                    [(r["name"], y["num_envs"], sum(y["env_step_syncs"].values()), sum(y["iteration_syncs"].values()),
+                      "; ".join(site.split(" ")[0] for site in {**y["env_step_syncs"], **y["iteration_syncs"]}))
+                     for r in ok("syncs") for y in (r["result"],)])
     lines += _table("Warp backend: Warp's CPU device vs CUDA (same states and controls)",
                     ("task", "envs", "control steps", "max abs qpos diff", "max abs qvel diff", "tolerance (qpos, qvel)",
                      "within"),

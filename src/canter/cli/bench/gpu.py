@@ -13,7 +13,7 @@ class GpuArgs:
     out: str  # directory for gpu_check.md / .json / .png and logs/
     tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat")  # bench env / bench train tasks
     sizes: tuple[int, ...] = (4096, 16384, 65536)  # env counts of the benches
-    stages: tuple[str, ...] = ("tests", "parity", "env", "train", "learn")
+    stages: tuple[str, ...] = ("tests", "syncs", "parity", "env", "train", "learn")
     env_seconds: float = 1.0  # bench env: seconds per repetition and side
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train: wall time per task and env count
