@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from canter.cli.bench.output import emit
+from canter.cli.bench.output import emit, is_other_rank
 from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
@@ -32,8 +32,7 @@ def gradsync_main(args: GradsyncArgs, train_argv: list[str]) -> int:
     from rich.table import Table
 
     from canter.bench.gradsync import run_gradsync_bench, run_gradsync_launched
-    from canter.rl.distributed import info as distributed_info
-    from canter.rl.distributed import launched_world_size, shutdown
+    from canter.rl.distributed import launched_world_size
 
     if min(args.nproc, args.steps, args.repeats) < 1:
         raise CanterError("--nproc, --steps and --repeats must be >= 1")
@@ -41,9 +40,7 @@ def gradsync_main(args: GradsyncArgs, train_argv: list[str]) -> int:
         result = run_gradsync_launched(args.task, args.steps, args.repeats, args.nproc, train_argv)
     else:
         result = run_gradsync_bench(args.task, args.steps, args.repeats, train_argv)
-        is_main = distributed_info().is_main
-        shutdown()
-        if not is_main:
+        if is_other_rank():
             return 0
     if emit(result.to_json(), args.out, "gradsync.json", args.json):
         return 0

@@ -17,3 +17,13 @@ def emit(result: dict, out: str | None, filename: str, as_json: bool) -> bool:
         print(json.dumps(result, indent=2))
         return True
     return False
+
+
+def is_other_rank() -> bool:
+    """After a bench ran as one rank of torch.distributed (or alone): shut the process group down and
+    say whether this process is a rank other than 0, which then prints and writes nothing."""
+    from canter.rl.distributed import info, shutdown
+
+    is_main = info().is_main
+    shutdown()
+    return not is_main

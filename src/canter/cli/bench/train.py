@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar
 
 import tyro
 
-from canter.cli.bench.output import emit
+from canter.cli.bench.output import emit, is_other_rank
 from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
@@ -36,8 +36,7 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
     from rich.table import Table
 
     from canter.bench.train import run_train_bench, run_train_bench_launched
-    from canter.rl.distributed import info as distributed_info
-    from canter.rl.distributed import launched_world_size, shutdown
+    from canter.rl.distributed import launched_world_size
 
     if args.nproc < 1:
         raise CanterError(f"--nproc: must be >= 1, got {args.nproc}")
@@ -58,9 +57,7 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
 
         result = run_train_bench(args.task, args.max_time, train_argv, progress,
                                  Path(args.profile_dir) if args.profile_dir else None)
-        is_main = distributed_info().is_main
-        shutdown()
-        if not is_main:
+        if is_other_rank():
             return 0
     if emit(result.to_json(), args.out, "train.json", args.json):
         return 0
