@@ -11,11 +11,12 @@ import collections
 import json
 import sys
 import tempfile
-import traceback
 import warnings
 from pathlib import Path
 
 import torch
+
+from canter.core.syncguard import call_site
 
 
 def sync_sites(task: str, num_envs: int = 1024, steps: int = 50) -> dict[str, object]:
@@ -29,11 +30,8 @@ def sync_sites(task: str, num_envs: int = 1024, steps: int = 50) -> dict[str, ob
     phase = ["env_step"]
 
     def record(message, category, filename, lineno, file=None, line=None):
-        if "synchroniz" not in str(message):
-            return
-        frames = [f for f in traceback.extract_stack() if "/canter/" in f.filename and "gpu_syncs" not in f.filename]
-        where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno} {frames[-1].line}" if frames else f"{filename}:{lineno}"
-        sites[phase[0]][where] += 1
+        if "synchroniz" in str(message):
+            sites[phase[0]][call_site(skip=("gpu_syncs",))] += 1
 
     actions = torch.zeros(env.num_envs, env.num_actions, device=env.device)
     for _ in range(3):
@@ -44,11 +42,9 @@ def sync_sites(task: str, num_envs: int = 1024, steps: int = 50) -> dict[str, ob
         obs = env.reset()[0]
         runner.run_iteration(obs, None)  # warm-up (graph capture, lazy buffers)
         torch.cuda.synchronize()
-        previous = warnings.showwarning
-        warnings.showwarning = record
         torch.cuda.set_sync_debug_mode("warn")
         try:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings():  # restores warnings.showwarning on the way out
                 warnings.simplefilter("always")
                 warnings.showwarning = record
                 for _ in range(steps):
@@ -57,7 +53,6 @@ def sync_sites(task: str, num_envs: int = 1024, steps: int = 50) -> dict[str, ob
                 runner.run_iteration(obs, None)
         finally:
             torch.cuda.set_sync_debug_mode(0)
-            warnings.showwarning = previous
     return {"task": task, "num_envs": num_envs, "env_steps": steps,
             "env_step_syncs": dict(sites["env_step"].most_common()),
             "iteration_syncs": dict(sites["iteration"].most_common())}

@@ -35,8 +35,11 @@ class HostSyncError(RuntimeError):
     """A host synchronization inside a HostSyncGuard(mode="error") block."""
 
 
-def _call_site() -> str:
-    frames = [f for f in traceback.extract_stack()[:-3] if "/canter/" in f.filename and "syncguard" not in f.filename]
+def call_site(skip: tuple[str, ...] = ()) -> str:
+    """The innermost frame inside Canter on the current stack, as "folder/file.py:line source" (frames
+    of this module and of files whose path contains one of `skip` left out)."""
+    frames = [f for f in traceback.extract_stack()
+              if "/canter/" in f.filename and not any(s in f.filename for s in ("syncguard", *skip))]
     if not frames:
         return "<outside canter>"
     frame = frames[-1]
@@ -71,7 +74,7 @@ class HostSyncGuard(TorchFunctionMode):
         self.sites: collections.Counter[str] = collections.Counter()
 
     def _flag(self, what: str) -> None:
-        site = f"{what} at {_call_site()}"
+        site = f"{what} at {call_site()}"
         if self.mode == "error":
             raise HostSyncError(f"host synchronization: {site}")
         self.sites[site] += 1
