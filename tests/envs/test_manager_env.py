@@ -197,3 +197,33 @@ def test_domain_randomized_env_resumes_its_randomization_logs_bitwise():
     assert partial_resets > 0
     for name, values in env.randomization_state.items():
         assert torch.equal(resumed.randomization_state[name], values), name
+
+
+def _with_forced_resets(by_mask: bool) -> ManagerBasedRLEnv:
+    """dog-flat (reset events, DR, commands, pushes) stepped with zero actions; envs 1 and 4 reach
+    their time limit at the 4th step. `by_mask`: lifecycle calls get masks, as on the warp backend."""
+    env = _env("dog-flat", 6)
+    env.sim.resets_on_device = by_mask  # the cpu backend accepts masks too
+    env.reset()
+    zeros = torch.zeros(env.num_envs, env.num_actions)
+    for _ in range(3):
+        env.step(zeros)
+    env.episode_length_buf[torch.tensor([1, 4])] = env.max_episode_length - 1
+    for _ in range(4):
+        env.step(zeros)
+    return env
+
+
+def test_resets_by_mask_touch_only_the_envs_that_ended():
+    by_ids, by_mask = _with_forced_resets(False), _with_forced_resets(True)
+    ended, kept = torch.tensor([1, 4]), torch.tensor([0, 2, 3, 5])
+    assert by_mask.episode_length_buf.tolist() == by_ids.episode_length_buf.tolist() == [7, 3, 7, 7, 3, 7]
+    # the other envs' physics does not see the resets, whatever form they took
+    for name in ("qpos", "qvel", "ctrl"):
+        assert torch.equal(getattr(by_mask.sim, name)[kept], getattr(by_ids.sim, name)[kept])
+    # the ended envs started again: from fresh draws (a mask draws for every env), so not the same ones
+    assert not torch.equal(by_mask.sim.qpos[ended], by_ids.sim.qpos[ended])
+    command = by_mask.command_manager.get_command("base_velocity")
+    assert torch.equal(command[kept], by_ids.command_manager.get_command("base_velocity")[kept])
+    # nor do the other envs' rewards
+    assert torch.equal(by_mask.episode_return[kept], by_ids.episode_return[kept])

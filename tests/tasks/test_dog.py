@@ -53,10 +53,20 @@ def test_command_curriculum_widens_only_after_good_tracking():
     best = env.reward_manager.weights["track_lin_vel_xy"] * env.max_episode_length_s
     env.reward_manager.episode_sums[index] = 0.5 * best
     args = {"command_name": "base_velocity", "reward_term": "track_lin_vel_xy", "max_lin_vel_x": (-1.5, 1.5)}
-    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.5) and term.cfg.lin_vel_x == (-0.5, 0.5)
+    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.5)
+    assert term.lin_vel_x_range.tolist() == [-0.5, 0.5]
     env.reward_manager.episode_sums[index] = 0.9 * best
     assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.6)
-    assert term.cfg.lin_vel_x == pytest.approx((-0.6, 0.6))
+    assert term.lin_vel_x_range.tolist() == pytest.approx([-0.6, 0.6])
+    # a mask selecting no env (a step without resets on the warp backend) widens nothing; one selecting
+    # the envs that tracked well does
+    assert float(command_velocity_curriculum(env, torch.zeros(4, dtype=torch.bool), **args)) == pytest.approx(0.6)
+    env.reward_manager.episode_sums[index, :2] = 0.0
+    mask = torch.tensor([False, False, True, True])
+    assert float(command_velocity_curriculum(env, mask, **args)) == pytest.approx(0.7)
     for _ in range(20):
-        command_velocity_curriculum(env, ids, **args)
-    assert term.cfg.lin_vel_x == pytest.approx((-1.5, 1.5))
+        command_velocity_curriculum(env, ids[2:], **args)
+    assert term.lin_vel_x_range.tolist() == pytest.approx([-1.5, 1.5])
+    # new commands are drawn from the widened range, which is saved with the env
+    term.resample(ids)
+    assert bool((term.command[:, 0].abs() <= 1.5).all()) and "lin_vel_x_range" in term.state_dict()

@@ -16,6 +16,7 @@ from typing import Literal
 import torch
 
 from canter.control.qp import QPInfo, grf_problem, solve
+from canter.core import selection
 from canter.core.validate import (
     Validated,
     fail,
@@ -122,8 +123,8 @@ class BodyController:
         return forces
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.forces.index_fill_(0, env_ids, 0.0)
-        self.duals.index_fill_(0, env_ids, 0.0)
+        selection.fill(self.forces, env_ids, 0.0)
+        selection.fill(self.duals, env_ids, 0.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"forces": self.forces.clone(), "duals": self.duals.clone()}

@@ -18,6 +18,7 @@ from canter.control.gait import GaitCfg, GaitScheduler
 from canter.control.kinematics import RobotState, forces_to_torques
 from canter.control.robot import Quadruped
 from canter.control.swing import cartesian_pd, swing_trajectory
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.validate import Validated, fail, require_at_least
 
@@ -113,10 +114,11 @@ class LowLevelController:
         return torch.maximum(torch.minimum(torque, limit), -limit)
 
     def reset(self, env_ids: torch.Tensor, foot_pos: torch.Tensor) -> None:
-        """Restart the gait of `env_ids` at phase 0 with lift-off points at foot_pos (n, 4, 3)."""
+        """Restart the gait of the selection `env_ids` (indices or a mask, canter.core.selection) at phase 0
+        with lift-off points at foot_pos (rows(env_ids), 4, 3)."""
         self.gait.reset(env_ids)
         self.body.reset(env_ids)
-        self.liftoff[env_ids] = foot_pos
+        selection.put(self.liftoff, env_ids, foot_pos)
         self.stance = self.gait.stance
 
     def state_dict(self) -> dict[str, torch.Tensor]:

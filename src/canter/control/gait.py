@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from canter.core import selection
 from canter.core.validate import Validated, fail, require_finite, require_pair, require_positive
 
 TROT = (0.0, 0.5, 0.5, 0.0)  # FR, FL, RR, RL: diagonal pairs half a cycle apart
@@ -94,8 +95,8 @@ class GaitScheduler:
         return self.cfg.duty_factor * self.cycle_time
 
     def reset(self, env_ids: torch.Tensor, phase: float = 0.0) -> None:
-        self.phase.index_fill_(0, env_ids, phase)
-        self.speed.index_fill_(0, env_ids, 1.0)
+        selection.fill(self.phase, env_ids, phase)
+        selection.fill(self.speed, env_ids, 1.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"phase": self.phase.clone(), "speed": self.speed.clone()}

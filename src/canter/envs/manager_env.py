@@ -6,7 +6,9 @@ step(actions):
   NaN guard -> terminations (terminated / truncated) -> rewards (weight * term * dt) ->
   reset the envs that ended (curriculum, sim reset, reset events, manager buffers) ->
   commands -> interval events -> observations.
-Everything stays in tensors on the env's device; the only host read is whether any env needs a reset.
+Everything stays in tensors on the env's device. Which envs reset, resample a command or get an interval
+event is a selection (canter.core.selection): env indices on a backend that resets on the host (cpu),
+a bool mask on one that resets on the device (warp), where the step never reads the device on the host.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import torch
 from rich.console import Console
 
+from canter.core import selection
 from canter.core.device import resolve_device
 from canter.core.profiling import section
 from canter.core.rng import make_generator
@@ -88,6 +91,17 @@ class ManagerBasedRLEnv:
         self.obs_buf: dict[str, torch.Tensor] = {}
         self._no_catches = torch.zeros((), dtype=torch.int64, device=self.device)
 
+    @property
+    def selects_by_mask(self) -> bool:
+        """Whether lifecycle calls get (num_envs,) bool masks (a backend that resets on the device) rather
+        than env indices (see canter.core.selection)."""
+        return self.sim.resets_on_device
+
+    def select(self, mask: torch.Tensor) -> torch.Tensor:
+        """The selection of the envs in the (num_envs,) bool `mask`, in the form this env's terms get:
+        the mask itself on a device-resident backend, its indices (a host read) otherwise."""
+        return mask if self.selects_by_mask else mask.nonzero().squeeze(1)
+
     # --- VecEnv -----------------------------------------------------------------------------
     @property
     def observation_shapes(self) -> dict[str, tuple[int, ...]]:
@@ -140,9 +154,9 @@ class ManagerBasedRLEnv:
             self.extras["episode_length"] = self.episode_length_buf.float()
             self.extras["nonfinite_resets"] = self._no_catches if caught is None else caught.sum()
             with section("resets"):
-                reset_ids = done.nonzero().squeeze(1)
-                if reset_ids.numel() > 0:
-                    self._reset_idx(reset_ids)
+                resets = self.select(done)
+                if self.selects_by_mask or resets.numel() > 0:
+                    self._reset_idx(resets)
             with section("commands_events"):
                 self.command_manager.compute(self.step_dt)
                 self.event_manager.apply_interval(self.step_dt)
@@ -175,6 +189,7 @@ class ManagerBasedRLEnv:
         return None if on_host and not bool(caught.any()) else caught
 
     def _reset_idx(self, env_ids: torch.Tensor) -> None:
+        """Start new episodes for the selection `env_ids` (indices or a mask)."""
         log = self.extras["log"]
         log.update(self.curriculum_manager.reset(env_ids))
         self.sim.reset(env_ids)
@@ -186,8 +201,8 @@ class ManagerBasedRLEnv:
         self.action_manager.reset(env_ids)
         self.observation_manager.reset(env_ids)
         self.command_manager.reset(env_ids)
-        self.episode_length_buf.index_fill_(0, env_ids, 0)
-        self.episode_return.index_fill_(0, env_ids, 0.0)
+        selection.fill(self.episode_length_buf, env_ids, 0)
+        selection.fill(self.episode_return, env_ids, 0.0)
 
     # --- checkpointing ----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.validate import Validated, require_at_least, require_pair
 from canter.managers.term import Stateful, TermManager, print_table
@@ -159,10 +160,10 @@ class ActionManager(TermManager):
             start = stop
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        # index_fill_: a device-side fill (t[ids] = 0.0 copies the number to the device, synchronously)
-        self.action.index_fill_(0, env_ids, 0.0)
-        self.prev_action.index_fill_(0, env_ids, 0.0)
-        self.action_history.index_fill_(1, env_ids, 0.0)  # a delayed env starts its episode from zero actions
+        # a device-side fill (t[ids] = 0.0 copies the number to the device, synchronously)
+        selection.fill(self.action, env_ids, 0.0)
+        selection.fill(self.prev_action, env_ids, 0.0)
+        selection.fill(self.action_history, env_ids, 0.0, dim=1)  # a delayed env starts from zero actions
         self.reset_terms(env_ids)
 
     def state_dict(self) -> dict[str, Any]:

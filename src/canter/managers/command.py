@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.validate import Validated, fail, require_pair
 from canter.managers.term import Stateful, TermManager, print_table
@@ -36,8 +37,9 @@ class CommandTermCfg(Validated):
 
 
 class CommandTerm(Stateful):
-    """Holds `command` (num_envs, dim); subclasses implement `_resample(env_ids)` and `_update(dt)`
-    and list their per-env tensors in `state_dict`. `reset(env_ids)` draws new commands."""
+    """Holds `command` (num_envs, dim); subclasses implement `_resample(env_ids)` (a selection: draw
+    `selection.rows(env_ids)` values, write with `selection.put`) and `_update(dt)`, and list their
+    per-env tensors in `state_dict`. `reset(env_ids)` draws new commands."""
 
     def __init__(self, cfg: CommandTermCfg, env: ManagerBasedRLEnv):
         self.cfg = cfg
@@ -55,17 +57,18 @@ class CommandTerm(Stateful):
         """Per-step update of the command (e.g. heading control); default: nothing."""
 
     def resample(self, env_ids: torch.Tensor) -> None:
-        """New commands and resampling times for `env_ids`, drawn from the env's generator."""
-        if env_ids.numel() == 0:
+        """New commands and resampling times for the selection `env_ids` (indices or a mask, see
+        canter.core.selection), drawn from the env's generator."""
+        if not selection.is_mask(env_ids) and env_ids.numel() == 0:
             return
         low, high = self.cfg.resampling_time_range
-        u = torch.rand(env_ids.numel(), generator=self.env.generator, device=self.env.device)
-        self.time_left[env_ids] = low + (high - low) * u
+        u = torch.rand(selection.rows(env_ids), generator=self.env.generator, device=self.env.device)
+        selection.put(self.time_left, env_ids, low + (high - low) * u)
         self._resample(env_ids)
 
     def compute(self, dt: float) -> None:
         self.time_left -= dt
-        self.resample((self.time_left <= 0.0).nonzero().squeeze(1))
+        self.resample(self.env.select(self.time_left <= 0.0))
         self._update(dt)
 
     def reset(self, env_ids: torch.Tensor) -> None:

@@ -1,7 +1,9 @@
 """Event manager: terms that change the world at start-up, at reset, or at random intervals.
 
 This is where domain randomization (per-env friction, masses, gains, ...) and pushes live. A term is
-`func(env, env_ids, **params)`; it writes into the simulator's state or per-env model fields.
+`func(env, env_ids, **params)`; it writes into the simulator's state or per-env model fields, for the
+selection `env_ids`: env indices, or a (num_envs,) bool mask on a device-resident backend (see
+canter.core.selection for how a term serves both).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from canter.core import selection
 from canter.core.validate import fail, require_choice, require_pair
 from canter.managers.term import TermCfg, TermManager, print_table
 
@@ -74,16 +77,16 @@ class EventManager(TermManager):
         for name, term_cfg, func, params in self.terms["interval"]:
             time_left = self.time_left[name]
             time_left -= dt
-            due = (time_left <= 0.0).nonzero().squeeze(1)
-            if due.numel() > 0:
+            due = self.env.select(time_left <= 0.0)
+            if selection.is_mask(due) or due.numel() > 0:
                 func(self.env, due, **params)
                 self._sample_interval(name, term_cfg, due)
 
     def _sample_interval(self, name: str, term_cfg: EventTermCfg, env_ids: torch.Tensor) -> None:
         assert term_cfg.interval_range_s is not None
         low, high = term_cfg.interval_range_s
-        u = torch.rand(env_ids.numel(), generator=self.env.generator, device=self.env.device)
-        self.time_left[name][env_ids] = low + (high - low) * u
+        u = torch.rand(selection.rows(env_ids), generator=self.env.generator, device=self.env.device)
+        selection.put(self.time_left[name], env_ids, low + (high - low) * u)
 
     def state_dict(self) -> dict[str, Any]:
         return {

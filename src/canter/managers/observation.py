@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.validate import (
     Validated,
@@ -231,7 +232,7 @@ class ObservationManager(TermManager):
         return torch.rand(out.shape, generator=generator, out=out).mul_(noise.high - noise.low).add_(noise.low)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self._fresh.index_fill_(0, env_ids, True)
+        selection.fill(self._fresh, env_ids, True)
         self.reset_terms(env_ids)
 
     def state_dict(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.validate import require_finite
 from canter.managers.term import TermCfg, TermManager, print_table
@@ -76,9 +77,9 @@ class RewardManager(TermManager):
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """Episode means per second of each term over the envs that reset; clears their sums."""
-        means = self.episode_sums[:, env_ids].mean(dim=1) / self.env.max_episode_length_s
+        means = selection.mean(self.episode_sums, env_ids, dim=1) / self.env.max_episode_length_s
         logs = dict(zip(self._log_keys, means.unbind(0), strict=True))
-        self.episode_sums.index_fill_(1, env_ids, 0.0)
+        selection.fill(self.episode_sums, env_ids, 0.0, dim=1)
         self.reset_terms(env_ids)
         return logs
 

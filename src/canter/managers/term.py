@@ -46,7 +46,7 @@ class TermCfg(Validated):
 
 class Stateful:
     """A term that keeps per-env state between steps. Its manager calls `reset(env_ids)` when those
-    envs start a new episode and saves `state_dict()` (tensors only) with the env; the default
+    envs start a new episode (`env_ids` a selection, indices or a mask: see canter.core.selection) and saves `state_dict()` (tensors only) with the env; the default
     `load_state_dict` copies each tensor into the attribute of the same name."""
 
     def reset(self, env_ids: torch.Tensor) -> None:
@@ -97,7 +97,7 @@ class TermManager:
             self._stateful[key] = term
 
     def reset_terms(self, env_ids: torch.Tensor) -> None:
-        """Reset the stateful terms for the envs `env_ids` (num_resets,) long."""
+        """Reset the stateful terms for the selection `env_ids` (indices or a mask)."""
         for term in self._stateful.values():
             term.reset(env_ids)
 

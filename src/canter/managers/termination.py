@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.managers.term import TermCfg, TermManager, print_table
 
@@ -60,7 +61,7 @@ class TerminationManager(TermManager):
 
     def reset(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         """Fraction of the resetting envs ended by each term; resets the stateful terms for them."""
-        fractions = self.term_dones[:, env_ids].float().mean(dim=1)
+        fractions = selection.mean(self.term_dones, env_ids, dim=1)
         self.reset_terms(env_ids)
         return dict(zip(self._log_keys, fractions.unbind(0), strict=True))
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from canter.core import selection
 from canter.core.math import wrap_to_pi, yaw_from_quat
 from canter.core.validate import fail, require_finite, require_in_range, require_pair
 from canter.managers.command import CommandTerm, CommandTermCfg
@@ -57,25 +58,30 @@ class UniformVelocityCommand(CommandTerm):
         self.heading_target = torch.zeros(n, device=env.device)
         self.is_heading_env = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.is_standing_env = torch.zeros(n, dtype=torch.bool, device=env.device)
+        # the forward-speed range on the device, so that a curriculum can widen it without a host read;
+        # float64 like the Python numbers of the other ranges, so the draws are the same as from those
+        self.lin_vel_x_range = torch.tensor(cfg.lin_vel_x, dtype=torch.float64, device=env.device)
 
     @property
     def command(self) -> torch.Tensor:
         return self.vel_command
 
     def _resample(self, env_ids: torch.Tensor) -> None:
-        cfg, count = self.cfg, env_ids.numel()
+        cfg, count = self.cfg, selection.rows(env_ids)
         # one draw for the six per-env numbers: the same stream as six draws of `count` in a row
         u = torch.rand(6, count, generator=self.env.generator, device=self.env.device)
+        x_low, x_high = self.lin_vel_x_range.unbind(0)
         velocity = torch.stack(
-            [low + (high - low) * u[k] for k, (low, high) in enumerate((cfg.lin_vel_x, cfg.lin_vel_y, cfg.ang_vel_z))],
+            [x_low + (x_high - x_low) * u[0]]
+            + [low + (high - low) * u[k] for k, (low, high) in enumerate((cfg.lin_vel_y, cfg.ang_vel_z), start=1)],
             dim=1,
         )
         low, high = cfg.heading
-        self.heading_target[env_ids] = low + (high - low) * u[3]
-        self.is_heading_env[env_ids] = (u[4] < cfg.rel_heading_envs) & cfg.heading_command
+        selection.put(self.heading_target, env_ids, low + (high - low) * u[3])
+        selection.put(self.is_heading_env, env_ids, (u[4] < cfg.rel_heading_envs) & cfg.heading_command)
         standing = u[5] < cfg.rel_standing_envs
-        self.is_standing_env[env_ids] = standing
-        self.vel_command[env_ids] = velocity.masked_fill_(standing[:, None], 0.0)
+        selection.put(self.is_standing_env, env_ids, standing)
+        selection.put(self.vel_command, env_ids, velocity.masked_fill_(standing[:, None], 0.0))
 
     def _update(self, dt: float) -> None:
         if self.cfg.heading_command:
@@ -91,6 +97,7 @@ class UniformVelocityCommand(CommandTerm):
             "heading_target": self.heading_target.clone(),
             "is_heading_env": self.is_heading_env.clone(),
             "is_standing_env": self.is_standing_env.clone(),
+            "lin_vel_x_range": self.lin_vel_x_range.clone(),
         }
 
 

@@ -30,6 +30,7 @@ from canter.control.heuristic import (
 )
 from canter.control.kinematics import RobotState, bind_fields, read_state
 from canter.control.robot import Quadruped, QuadrupedCfg
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.math import yaw_from_quat
 from canter.core.validate import fail, require_at_least, require_finite
@@ -172,11 +173,11 @@ class QuadrupedControllerAction(ActionTerm):
 
     def reset(self, env_ids: torch.Tensor) -> None:
         state = read_state(self.env.sim, self.robot)
-        self.controller.reset(env_ids, state.foot_pos[env_ids])
+        self.controller.reset(env_ids, selection.take(state.foot_pos, env_ids))
         if self.cfg.heading is None:
-            self.heading[env_ids] = yaw_from_quat(state.quat[env_ids])
+            selection.put(self.heading, env_ids, yaw_from_quat(selection.take(state.quat, env_ids)))
         else:
-            self.heading.index_fill_(0, env_ids, self.cfg.heading)
+            selection.fill(self.heading, env_ids, self.cfg.heading)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"heading": self.heading.clone(), **{f"controller/{k}": v for k, v in self.controller.state_dict().items()}}

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
+from canter.core.errors import ConfigError
 from canter.managers.term import ManagerTerm, TermCfg
 from canter.scene.entity import Resolved
 
@@ -63,7 +65,7 @@ class JointAccL2(ManagerTerm):
         return torch.sum(acc.pow_(2), dim=1)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.prev_vel[env_ids] = self.env.scene.joint_vel[env_ids].float()
+        selection.put(self.prev_vel, env_ids, selection.take(self.env.scene.joint_vel, env_ids))
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"prev_vel": self.prev_vel.clone()}
@@ -92,7 +94,7 @@ class FeetAirTime(ManagerTerm):
         return reward.mul_(torch.linalg.vector_norm(command_xy, dim=1) > 0.1)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.air_time.index_fill_(0, env_ids, 0.0)
+        selection.fill(self.air_time, env_ids, 0.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"air_time": self.air_time.clone()}
@@ -132,18 +134,22 @@ def command_velocity_curriculum(
 ) -> torch.Tensor:
     """Widen the forward-velocity command range by `step` (up to max_lin_vel_x) each time the
     resetting envs tracked well: their mean episode sum of `reward_term` exceeds `threshold` of its
-    best possible value (weight * episode length). Returns the current upper bound (logged)."""
+    best possible value (weight * episode length). The range is the command term's device tensor
+    `lin_vel_x_range` (saved with the env), so this runs without a host read. Returns the current
+    upper bound (logged)."""
     term = env.command_manager.term(command_name)
-    cfg = term.cfg
+    current = getattr(term, "lin_vel_x_range", None)
+    if not isinstance(current, torch.Tensor):
+        raise ConfigError(f"curriculum command_velocity_curriculum: command {command_name!r} has no lin_vel_x_range")
     index = env.reward_manager.names.index(reward_term)
     weight = env.reward_manager.weights[reward_term]
     best = weight * env.max_episode_length_s
-    mean_sum = env.reward_manager.episode_sums[index, env_ids].mean()
-    # a host read once per reset batch, to change a Python-side range
-    if env_ids.numel() > 0 and float(mean_sum) > threshold * best:
-        low, high = cfg.lin_vel_x  # type: ignore[attr-defined]
-        cfg.lin_vel_x = (max(low - step, max_lin_vel_x[0]), min(high + step, max_lin_vel_x[1]))  # type: ignore[attr-defined]
-    return torch.tensor(cfg.lin_vel_x[1], device=env.device)  # type: ignore[attr-defined]
+    # NaN (no env selected) compares False: nothing widens
+    widen = (selection.mean(env.reward_manager.episode_sums[index], env_ids, dim=0) > threshold * best).float()
+    low = (current[0] - step * widen).clamp_min(max_lin_vel_x[0])
+    high = (current[1] + step * widen).clamp_max(max_lin_vel_x[1])
+    current.copy_(torch.stack((torch.minimum(low, current[0]), torch.maximum(high, current[1]))))
+    return current[1].clone()
 
 
 def velocity_tracking_errors(env: ManagerBasedRLEnv, command_name: str = "base_velocity") -> dict[str, torch.Tensor]:

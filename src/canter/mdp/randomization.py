@@ -1,10 +1,12 @@
 """Domain randomization: event terms `(env, env_ids, **params)` that draw per-env physics parameters.
 
 Use them with mode "startup" (drawn once per env) or "reset" (drawn again at each episode start).
-Each term draws from the env's generator (same seed, same draws, on both backends: values are drawn
-in float32 and then cast to the simulator's dtype), writes only the rows `env_ids` of per-env model
-fields through `sim.expand()`, and calls `sim.set_const(env_ids)` after changing a field MuJoCo
-derives constants from (masses, inertias, centres of mass, gears).
+Each term draws from the env's generator (same seed, same draws; values are drawn in float32 and then
+cast to the simulator's dtype), writes only the selected rows (`env_ids`, env indices or a mask: see
+canter.core.selection; with a mask, values are drawn for every env and kept for the selected ones, so
+the warp backend's draws differ from the cpu backend's) of per-env model fields through
+`sim.expand()`, and calls `sim.set_const(env_ids)` after changing a field MuJoCo derives constants
+from (masses, inertias, centres of mass, gears).
 
 Values are relative to the model's nominal ones (`env.sim.model`), so drawing again never compounds.
 
@@ -12,7 +14,8 @@ Logging: every term keeps the values it drew in `env.randomization_state[name]`,
 tensor whose rows hold the neutral value (nominal friction, zero added mass or offset, scale 1,
 delay 0) until an env is first drawn, and writes `randomization_summary(name, ...)` (mean, min,
 max, std over every env) into `env.extras["log"]`, which the runner averages into TensorBoard scalars
-`Randomization/<name>/...`. Reset-mode terms log at every step in which some env reset; startup
+`Randomization/<name>/...`. Reset-mode terms log at every step in which some env reset (every step
+with a mask); startup
 terms log once, in the extras of `env.reset()` and of the first step (so at the first training
 iteration) and again after a resume. `name` (a parameter of every term) is the key; give two terms
 of the same kind different names. The state is part of env checkpoints (`env.state_dict()`), so a
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING
 import mujoco
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.scene.entity import Resolved
 
@@ -66,7 +70,7 @@ def _record(
     if current is None:
         current = neutral.to(values.dtype).expand(env.num_envs, *values.shape[1:]).clone()
         state[name] = current
-    current[env_ids] = values
+    selection.put(current, env_ids, values)
     env.extras.setdefault("log", {}).update(randomization_summary(name, current))
 
 
@@ -122,8 +126,8 @@ def randomize_friction(
     """
     _require_kind("randomize_friction", "geoms", geoms, "geom")
     _check_range("randomize_friction", "friction_range", friction_range, minimum=0.0)
-    value = _sample(env, (env_ids.numel(), 1), friction_range).expand(-1, geoms.count)
-    env.sim.expand("geom_friction")[env_ids[:, None], geoms.ids[None, :], 0] = value
+    value = _sample(env, (selection.rows(env_ids), 1), friction_range).expand(-1, geoms.count)
+    selection.put(env.sim.expand("geom_friction"), env_ids, value, geoms.ids, 0)
     _record(env, name, env_ids, value, _nominal(env, "geom_friction", geoms.ids)[:, 0])
 
 
@@ -143,15 +147,15 @@ def randomize_added_mass(
     """
     _require_kind("randomize_added_mass", "bodies", bodies, "body")
     _check_range("randomize_added_mass", "mass_range", mass_range)
-    rows, cols = env_ids[:, None], bodies.ids[None, :]
-    added = _sample(env, (env_ids.numel(), bodies.count), mass_range)
+    added = _sample(env, (selection.rows(env_ids), bodies.count), mass_range)
     mass_field = env.sim.expand("body_mass")
     inertia_field = env.sim.expand("body_inertia")
-    old_mass = mass_field[rows, cols]
+    old_mass = selection.take(mass_field, env_ids, bodies.ids)
     new_mass = (_nominal(env, "body_mass", bodies.ids) + added).clamp_min(_MIN_MASS)
     ratio = torch.where(old_mass > 0, new_mass / old_mass.clamp_min(_MIN_MASS), torch.ones_like(new_mass))
-    inertia_field[rows, cols] = inertia_field[rows, cols] * ratio[..., None]
-    mass_field[rows, cols] = new_mass
+    inertia = selection.take(inertia_field, env_ids, bodies.ids) * ratio[..., None]
+    selection.put(inertia_field, env_ids, inertia, bodies.ids)
+    selection.put(mass_field, env_ids, new_mass, bodies.ids)
     env.sim.set_const(env_ids)
     actual = new_mass - _nominal(env, "body_mass", bodies.ids)
     _record(env, name, env_ids, actual, torch.zeros((), device=env.device))
@@ -168,9 +172,9 @@ def randomize_com_offset(
     the centre of mass moves, the mass and principal inertia stay. Logged: (num_envs, bodies, 3) m."""
     _require_kind("randomize_com_offset", "bodies", bodies, "body")
     _check_range("randomize_com_offset", "offset_range", offset_range)
-    offset = _sample(env, (env_ids.numel(), bodies.count, 3), offset_range)
+    offset = _sample(env, (selection.rows(env_ids), bodies.count, 3), offset_range)
     ipos = _nominal(env, "body_ipos", bodies.ids) + offset
-    env.sim.expand("body_ipos")[env_ids[:, None], bodies.ids[None, :]] = ipos
+    selection.put(env.sim.expand("body_ipos"), env_ids, ipos, bodies.ids)
     env.sim.set_const(env_ids)
     _record(env, name, env_ids, offset, torch.zeros((), device=env.device))
 
@@ -188,16 +192,15 @@ def randomize_inertia_scale(
     first. Logged: (num_envs, bodies) scales."""
     _require_kind("randomize_inertia_scale", "bodies", bodies, "body")
     _check_range("randomize_inertia_scale", "scale_range", scale_range, minimum=1e-6)
-    rows, cols = env_ids[:, None], bodies.ids[None, :]
-    scale = _sample(env, (env_ids.numel(), bodies.count), scale_range)
+    scale = _sample(env, (selection.rows(env_ids), bodies.count), scale_range)
     nominal_mass = _nominal(env, "body_mass", bodies.ids)
     mass_ratio = torch.where(
         nominal_mass > 0,
-        env.sim.expand("body_mass")[rows, cols] / nominal_mass.clamp_min(_MIN_MASS),
+        selection.take(env.sim.expand("body_mass"), env_ids, bodies.ids) / nominal_mass.clamp_min(_MIN_MASS),
         torch.ones_like(scale),
     )
     inertia = _nominal(env, "body_inertia", bodies.ids) * (mass_ratio * scale)[..., None]
-    env.sim.expand("body_inertia")[rows, cols] = inertia
+    selection.put(env.sim.expand("body_inertia"), env_ids, inertia, bodies.ids)
     env.sim.set_const(env_ids)
     _record(env, name, env_ids, scale, torch.ones((), device=env.device))
 
@@ -238,16 +241,15 @@ def randomize_pd_gains(
     _check_range(term, "kp_scale_range", kp_scale_range, minimum=0.0)
     _check_range(term, "kd_scale_range", kd_scale_range, minimum=0.0)
     _position_actuators(env, term, actuators)
-    rows, cols = env_ids[:, None], actuators.ids[None, :]
-    shape = (env_ids.numel(), actuators.count)
+    shape = (selection.rows(env_ids), actuators.count)
     kp_scale = _sample(env, shape, kp_scale_range)
     kd_scale = _sample(env, shape, kd_scale_range)
     kp = _nominal(env, "actuator_gainprm", actuators.ids)[:, 0] * kp_scale
     bias = _nominal(env, "actuator_biasprm", actuators.ids)
-    env.sim.expand("actuator_gainprm")[rows, cols, 0] = kp
+    selection.put(env.sim.expand("actuator_gainprm"), env_ids, kp, actuators.ids, 0)
     biasprm = env.sim.expand("actuator_biasprm")
-    biasprm[rows, cols, 1] = -kp
-    biasprm[rows, cols, 2] = bias[:, 2] * kd_scale  # = -(nominal kv * scale)
+    selection.put(biasprm, env_ids, -kp, actuators.ids, 1)
+    selection.put(biasprm, env_ids, bias[:, 2] * kd_scale, actuators.ids, 2)  # = -(nominal kv * scale)
     one = torch.ones((), device=env.device)
     _record(env, f"{name}/kp_scale", env_ids, kp_scale, one)
     _record(env, f"{name}/kd_scale", env_ids, kd_scale, one)
@@ -283,14 +285,15 @@ def randomize_motor_strength(
             servo_cols.append(col)
         else:
             raise ConfigError(f"{term}: actuator {actuator!r} has a bias but no forcerange to scale")
-    scale = _sample(env, (env_ids.numel(), actuators.count), scale_range)
-    for field, cols in (("actuator_gear", motor_cols), ("actuator_forcerange", servo_cols)):
+    scale = _sample(env, (selection.rows(env_ids), actuators.count), scale_range)
+    # which columns are motors, on the device (a tensor of the host lists would be a copy per call)
+    is_motor = env.scene.model_field("actuator_biastype")[actuators.ids] == int(mujoco.mjtBias.mjBIAS_NONE)
+    for field, cols, use in (("actuator_gear", motor_cols, is_motor), ("actuator_forcerange", servo_cols, ~is_motor)):
         if not cols:
             continue
-        cols_t = torch.tensor(cols, dtype=torch.long, device=env.device)
-        ids = actuators.ids[cols_t]
-        values = _nominal(env, field, ids) * scale[:, cols_t, None]
-        env.sim.expand(field)[env_ids[:, None], ids[None, :]] = values
+        values = _nominal(env, field, actuators.ids) * scale[:, :, None]
+        current = selection.take(env.sim.expand(field), env_ids, actuators.ids)
+        selection.put(env.sim.expand(field), env_ids, torch.where(use[:, None], values, current), actuators.ids)
     if motor_cols:
         env.sim.set_const(env_ids)  # actuator_acc0 and actuator_length0 depend on the gear
     _record(env, name, env_ids, scale, torch.ones((), device=env.device))
@@ -316,6 +319,6 @@ def randomize_action_delay(
             f"{term}: delay_range high {high} exceeds the action history ({max_delay} steps); "
             "set max_delay_steps on the action term(s)"
         )
-    delay = torch.randint(low, high + 1, (env_ids.numel(),), generator=env.generator, device=env.device)
-    env.action_manager.delay[env_ids] = delay
+    delay = torch.randint(low, high + 1, (selection.rows(env_ids),), generator=env.generator, device=env.device)
+    selection.put(env.action_manager.delay, env_ids, delay)
     _record(env, name, env_ids, delay, torch.zeros((), dtype=torch.long, device=env.device))

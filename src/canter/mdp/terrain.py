@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
 from canter.core.rng import uniform
@@ -40,21 +41,21 @@ def reset_root_state_from_terrain(
     """Free root at the env's terrain origin: xy = origin xy + U(position_range) per axis,
     z = terrain height at that xy + the default pose's root height + height_offset, heading
     rotated by U(yaw_range) from the default orientation, six velocities U(velocity_range)."""
-    n, dtype, device = env_ids.numel(), env.sim.dtype, env.device
+    n, dtype, device = selection.rows(env_ids), env.sim.dtype, env.device
     default = env.scene.default_qpos[:7]
     if env.terrain is None:
         origin_xy = torch.zeros(n, 2, dtype=dtype, device=device)
     else:
-        origin_xy = env.terrain.env_origins[env_ids, :2].to(dtype)
+        origin_xy = selection.take(env.terrain.env_origins, env_ids, slice(0, 2)).to(dtype)
     # drawn in float32 and then cast, like every event: the same draws on both backends
     xy = origin_xy + uniform(*position_range, (n, 2), env.generator, device).to(dtype)
     yaw = uniform(*yaw_range, (n,), env.generator, device).to(dtype)
     velocity = uniform(*velocity_range, (n, 6), env.generator, device).to(dtype)
     z = _ground_height(env, xy) + default[2] + height_offset
-    env.sim.qpos[env_ids, 0:2] = xy
-    env.sim.qpos[env_ids, 2] = z
-    env.sim.qpos[env_ids, 3:7] = quat_mul(quat_from_yaw(yaw), default[3:7].expand(n, 4))
-    env.sim.qvel[env_ids, 0:6] = velocity
+    selection.put(env.sim.qpos, env_ids, xy, slice(0, 2))
+    selection.put(env.sim.qpos, env_ids, z, 2)
+    selection.put(env.sim.qpos, env_ids, quat_mul(quat_from_yaw(yaw), default[3:7].expand(n, 4)), slice(3, 7))
+    selection.put(env.sim.qvel, env_ids, velocity, slice(0, 6))
 
 
 def scan_grid(grid_size: tuple[float, float], resolution: float) -> torch.Tensor:
@@ -125,13 +126,14 @@ def terrain_levels(
     terrain = env.terrain
     if terrain is None:
         raise ConfigError("curriculum term terrain_levels: the env has no terrain (set EnvCfg.terrain)")
-    root_xy = env.scene.root_pos_w[env_ids, 0:2]
-    distance = torch.linalg.vector_norm(root_xy - terrain.env_origins[env_ids, 0:2].to(root_xy.dtype), dim=1)
-    stepped = env.episode_length_buf[env_ids] > 0
+    root_xy = selection.take(env.scene.root_pos_w, env_ids, slice(0, 2))
+    origin_xy = selection.take(terrain.env_origins, env_ids, slice(0, 2)).to(root_xy.dtype)
+    distance = torch.linalg.vector_norm(root_xy - origin_xy, dim=1)
+    stepped = selection.take(env.episode_length_buf, env_ids) > 0
     move_up = (distance > terrain.cfg.size[0] / 2.0) & stepped
     move_down = torch.zeros_like(move_up)
     if command_name in env.command_manager.terms:
-        command = env.command_manager.get_command(command_name)[env_ids, 0:2]
+        command = selection.take(env.command_manager.get_command(command_name), env_ids, slice(0, 2))
         required = 0.5 * torch.linalg.vector_norm(command, dim=1) * env.max_episode_length_s
         move_down = (distance < required.to(distance.dtype)) & ~move_up & stepped
     terrain.update_levels(env_ids, move_up, move_down, env.generator)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.math import quat_mul, quat_rotate
 from canter.mdp.randomization import _check_range, _record, _require_kind
@@ -48,11 +49,11 @@ def randomize_geom_colors(
         _check_range("randomize_geom_colors", "color_range", bounds, minimum=0.0)
         if bounds[1] > 1.0:
             raise ConfigError(f"randomize_geom_colors: color_range must lie in [0, 1], got {color_range}")
-    colors = torch.rand((env_ids.numel(), geoms.count, 3), generator=env.generator, device=env.device)
+    colors = torch.rand((selection.rows(env_ids), geoms.count, 3), generator=env.generator, device=env.device)
     for channel, (low, high) in enumerate(ranges):  # Python numbers: no tensor of host data per reset
         colors[..., channel] = float(low) + (float(high) - float(low)) * colors[..., channel]
     rgba = env.sim.expand("geom_rgba")
-    rgba[env_ids[:, None], geoms.ids[None, :], :3] = colors.to(rgba.dtype)
+    selection.put(rgba, env_ids, colors, geoms.ids, slice(0, 3))
     nominal = env.scene.model_field("geom_rgba")[geoms.ids][:, :3]
     _record(env, name, env_ids, colors, nominal.float())
 
@@ -79,10 +80,10 @@ def randomize_light(
     if nlight == 0:
         raise ConfigError("randomize_light: the model has no light")
     nominal = env.scene.model_field("light_dir").float()  # (nlight, 3)
-    rotation = _small_rotations(env, env_ids.numel() * nlight, direction_noise_rad)
-    direction = quat_rotate(rotation, nominal.repeat(env_ids.numel(), 1)).view(env_ids.numel(), nlight, 3)
-    light_dir = env.sim.expand("light_dir")
-    light_dir[env_ids] = direction.to(light_dir.dtype)
+    count = selection.rows(env_ids)
+    rotation = _small_rotations(env, count * nlight, direction_noise_rad)
+    direction = quat_rotate(rotation, nominal.repeat(count, 1)).view(count, nlight, 3)
+    selection.put(env.sim.expand("light_dir"), env_ids, direction)
     cosine = (direction * nominal).sum(-1) / (direction.norm(dim=-1) * nominal.norm(dim=-1)).clamp_min(1e-9)
     _record(env, name, env_ids, cosine.clamp(-1, 1).acos(), torch.zeros(nlight, device=env.device))
 
@@ -108,21 +109,18 @@ def randomize_camera(
         raise ConfigError(f"randomize_camera: the model has no camera {camera!r} (cameras: {names})") from err
     if not (position_noise >= 0 and rotation_noise_rad >= 0):
         raise ConfigError("randomize_camera: position_noise and rotation_noise_rad must be >= 0")
-    count = env_ids.numel()
+    count = selection.rows(env_ids)
     offset = _uniform(env, (count, 3), -position_noise, position_noise)
     nominal_pos = env.scene.model_field("cam_pos")[cam].float()
-    cam_pos = env.sim.expand("cam_pos")
-    cam_pos[env_ids, cam] = (nominal_pos + offset).to(cam_pos.dtype)
+    selection.put(env.sim.expand("cam_pos"), env_ids, nominal_pos + offset, cam)
     turn = _small_rotations(env, count, rotation_noise_rad)
     nominal_quat = env.scene.model_field("cam_quat")[cam].float().expand(count, 4)
-    cam_quat = env.sim.expand("cam_quat")
-    cam_quat[env_ids, cam] = quat_mul(nominal_quat, turn).to(cam_quat.dtype)
+    selection.put(env.sim.expand("cam_quat"), env_ids, quat_mul(nominal_quat, turn), cam)
     fovy = env.scene.model_field("cam_fovy")[cam].float().expand(count).clone()
     if fovy_range is not None:
         _check_range("randomize_camera", "fovy_range", fovy_range, minimum=1.0)
         fovy = _uniform(env, (count,), *fovy_range)
-        cam_fovy = env.sim.expand("cam_fovy")
-        cam_fovy[env_ids, cam] = fovy.to(cam_fovy.dtype)
+        selection.put(env.sim.expand("cam_fovy"), env_ids, fovy, cam)
     angle = 2.0 * turn[:, 0].clamp(-1, 1).acos()
     logged = torch.stack([offset.norm(dim=-1), angle, fovy], dim=-1)
     neutral = torch.zeros(3, device=env.device)

@@ -295,7 +295,7 @@ class OnPolicyRunner:
         episodes = torch.zeros((), device=device)
         nonfinite = torch.zeros((), device=device)
         log_sums: dict[str, torch.Tensor] = {}
-        log_counts: dict[str, int] = {}
+        log_counts: dict[str, torch.Tensor] = {}
         clock = PhaseClock(device, ("inference", "step"))
         start = time.perf_counter()
         with torch_threads(self.rollout_threads), torch.no_grad():
@@ -315,8 +315,11 @@ class OnPolicyRunner:
                 if "nonfinite_resets" in extras:
                     nonfinite += extras["nonfinite_resets"]
                 for key, value in extras.get("log", {}).items():
-                    log_sums[key] = log_sums.get(key, 0.0) + torch.as_tensor(value, device=device, dtype=torch.float32)
-                    log_counts[key] = log_counts.get(key, 0) + 1
+                    # NaN: a per-reset mean of a step in which no env reset (canter.core.selection.mean)
+                    value = torch.as_tensor(value, device=device, dtype=torch.float32)
+                    valid = ~torch.isnan(value)
+                    log_sums[key] = log_sums.get(key, 0.0) + torch.where(valid, value, 0.0)
+                    log_counts[key] = log_counts.get(key, 0) + valid
             with section("gae"):
                 algorithm.compute_returns(obs)
         phase_times = clock.totals()  # on CUDA: one synchronization, after the rollout
@@ -335,10 +338,11 @@ class OnPolicyRunner:
         scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes", "nonfinite_"))}
         scalars.update({f"Perf/{k}": v for k, v in stats.items() if k.endswith(("fps", "_s"))})
         # the losses and the log sums: one device-to-host copy for the iteration's statistics
-        host = _to_host({**{f"Loss/{k}": v for k, v in losses.items()}, **log_sums})
+        counts = {f"Count/{k}": v for k, v in log_counts.items()}
+        host = _to_host({**{f"Loss/{k}": v for k, v in losses.items()}, **log_sums, **counts})
         losses = {k: host[f"Loss/{k}"] for k in losses}
         scalars.update({f"Loss/{k}": v for k, v in losses.items()})
-        scalars.update({k: host[k] / log_counts[k] for k in log_sums})
+        scalars.update({k: host[k] / host[f"Count/{k}"] for k in log_sums if host[f"Count/{k}"] > 0})
         curve = {
             "iteration": float(self.iteration),
             "wall_time_s": self.wall_time_s + iteration_time,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.managers.term import ManagerTerm, TermCfg
 from canter.sensors.camera_cfg import CameraCfg
@@ -64,16 +65,19 @@ class PhotoCameraImage(ManagerTerm):
         self.reset(torch.arange(n, device=env.device))
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        """New photos, crops, composition flag and brightness for the envs `env_ids`."""
-        generator, device, count = self.env.generator, self.env.device, env_ids.numel()
+        """New photos, crops, composition flag and brightness for the selection `env_ids`."""
+        generator, device, count = self.env.generator, self.env.device, selection.rows(env_ids)
         size = self.bank.size
-        self.photo[env_ids] = torch.randint(0, len(self.bank), (count, 2), generator=generator, device=device)
+        photo = torch.randint(0, len(self.bank), (count, 2), generator=generator, device=device)
+        selection.put(self.photo, env_ids, photo)
         rows = torch.randint(0, size - self.height + 1, (count, 2), generator=generator, device=device)
         cols = torch.randint(0, size - self.width + 1, (count, 2), generator=generator, device=device)
-        self.offset[env_ids] = torch.stack([rows, cols], dim=-1)
-        self.composed[env_ids] = torch.rand(count, generator=generator, device=device) < self.probability
+        selection.put(self.offset, env_ids, torch.stack([rows, cols], dim=-1))
+        composed = torch.rand(count, generator=generator, device=device) < self.probability
+        selection.put(self.composed, env_ids, composed)
         low, high = self.brightness_range
-        self.brightness[env_ids] = low + (high - low) * torch.rand(count, generator=generator, device=device)
+        brightness = low + (high - low) * torch.rand(count, generator=generator, device=device)
+        selection.put(self.brightness, env_ids, brightness)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"photo": self.photo.clone(), "offset": self.offset.clone(), "composed": self.composed.clone(),

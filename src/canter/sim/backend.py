@@ -35,6 +35,9 @@ class Simulator(ABC):
     nonfinite_total: torch.Tensor  # () int64: envs caught by the NaN guard since construction
 
     default_key: int | None = None  # keyframe resets start from (None: the model defaults)
+    # whether resets are best named by a (num_envs,) bool mask on the device (no host read; warp) rather
+    # than by env indices on the host (cpu: MuJoCo C resets named rows). Both kinds are accepted.
+    resets_on_device: bool = False
 
     @property
     def timestep(self) -> float:
@@ -67,7 +70,7 @@ class Simulator(ABC):
 
     @abstractmethod
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
-        """Reset the given envs (all if None) to the model defaults: qpos0, zero velocities and
+        """Reset the given envs (indices or a (num_envs,) bool mask; all if None) to the model defaults: qpos0, zero velocities and
         activations, zero controls and applied forces. Other envs' rows are untouched. Call
         `forward(env_ids)` after writing custom initial states."""
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from mujoco.batch import Batch, SimulationError
 
+from canter.core import selection
 from canter.core.device import available_cores
 from canter.core.errors import ConfigError
 from canter.core.memory import check_memory
@@ -120,6 +121,7 @@ class CpuSimulator(Simulator):
         self._default_row = self._state[0].clone()
 
     def reset(self, env_ids: torch.Tensor | None = None) -> None:
+        env_ids = None if env_ids is None else selection.to_ids(env_ids)
         if self.batch.expanded("qpos0") is not None:  # per-env defaults: let MuJoCo write them
             ids = None if env_ids is None else env_ids.numpy()
             key = -1 if self.default_key is None else self.default_key
@@ -130,7 +132,7 @@ class CpuSimulator(Simulator):
             self._state[env_ids] = self._default_row
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
-        ids = None if env_ids is None else env_ids.numpy()
+        ids = None if env_ids is None else selection.to_ids(env_ids).numpy()
         self.batch.forward(ids=ids, stage=int(mujoco.mjtStage.mjSTAGE_ACC))
 
     def field(self, name: str) -> torch.Tensor:
@@ -160,7 +162,7 @@ class CpuSimulator(Simulator):
         return name in mujoco.batch.MODEL_FIELDS and self.batch.expanded(name) is not None
 
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
-        self.batch.set_const(ids=None if env_ids is None else env_ids.numpy())
+        self.batch.set_const(ids=None if env_ids is None else selection.to_ids(env_ids).numpy())
 
     def get_state(self) -> dict[str, torch.Tensor]:
         state = {"state": self._state.clone(), "nonfinite_total": self.nonfinite_total.clone()}

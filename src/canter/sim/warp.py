@@ -31,7 +31,9 @@ Semantics follow the cpu backend (canter.sim.cpu, mujoco.batch.Batch):
   backend's are zero until its first call).
 - forward(env_ids) runs mjw.forward over every world (it does not change the state) and then restores
   the rows of the other envs in every view handed out (sensordata and field() views), so those envs
-  keep their derived values exactly as on the cpu backend.
+  keep their derived values exactly as on the cpu backend. Given env ids or a mask, it (like
+  set_const) runs under the same kind of Warp conditional, so a mask that names no env costs no
+  forward and no host read: the env passes its reset mask every step (resets_on_device).
 - Capacity: contacts (nconmax, pooled over worlds) and constraint rows (njmax, per world) are fixed at
   construction. Overflowing worlds drop constraints (objects sink in); MuJoCo Warp flags them in
   Data.overflow, exposed as `overflow`, and the simulator warns once. Defaults are sized from the
@@ -180,6 +182,8 @@ class WarpSimulator(Simulator):
     underlying mujoco_warp objects.
     """
 
+    resets_on_device = True
+
     def __init__(self, model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device):
         if num_envs < 1:
             raise ConfigError(f"num_envs: must be >= 1, got {num_envs}")
@@ -222,11 +226,11 @@ class WarpSimulator(Simulator):
         # be a CUDA graph (reset_data builds its kernels on every call: ~15 ms of Python otherwise)
         with wp.ScopedDevice(self._wp_device):
             self._reset_mask_wp = wp.zeros(num_envs, dtype=bool)
-            self._any_bad_wp = wp.zeros(1, dtype=wp.int32)  # the NaN guard's condition, on the device
+            self._any_bad_wp = wp.zeros(1, dtype=wp.int32)  # _run_if's condition, on the device
         self._reset_mask = wp.to_torch(self._reset_mask_wp)
         self._any_bad = wp.to_torch(self._any_bad_wp)
         self._key_rows: list[tuple[wp.array, wp.array]] = []  # (keyframe row, Data array) per state field
-        self._conditional_guard = True  # False after a failed capture of the conditional (see _recover)
+        self._host_conditions: set[tuple] = set()  # _run_if keys whose conditional failed to capture
 
         self.qpos = self.field("qpos")
         self.qvel = self.field("qvel")
@@ -279,22 +283,35 @@ class WarpSimulator(Simulator):
     def _recover(self, bad: torch.Tensor) -> None:
         """Reset and forward the envs in `bad`, deciding on the device whether there are any."""
         self._reset_mask.copy_(bad)
-        self._any_bad.copy_(bad.any())
         derived = self._derived_views()
         saved = [view.clone() for view in derived]
-        if self._conditional_guard:
-            try:
-                self._run(("recover",), lambda: wp.capture_if(self._any_bad_wp, on_true=self._recover_body))
-            except Exception as err:  # e.g. a CUDA stack without conditional graph nodes
-                self._conditional_guard = False
-                self._graphs.pop(("recover",), None)
-                warnings.warn(f"sim: the NaN guard cannot run as a conditional CUDA graph node ({err}); it reads "
-                              "the flag on the host instead (one synchronization per step)", RuntimeWarning, stacklevel=3)
-        if not self._conditional_guard and bool(self._any_bad):
-            self._run(("recover_plain",), self._recover_body)
+        self._run_if(("recover",), bad, self._recover_body)
         for view, old in zip(derived, saved, strict=True):
             rows = bad.view(-1, *([1] * (view.dim() - 1)))
             view.copy_(torch.where(rows, view, old))
+
+    def _run_if(self, key: tuple, mask: torch.Tensor, work: Callable[[], None], capture: bool = True) -> None:
+        """Run warp `work` if any env of the (num_envs,) bool `mask` is set, decided on the device: a
+        Warp conditional (wp.capture_if; a conditional node of the CUDA graph on CUDA). Where that
+        cannot be captured, the flag is read on the host instead (one synchronization), with a warning,
+        and `work` runs as a CUDA graph if `capture`, else directly."""
+        self._any_bad.copy_(mask.any())
+        if key not in self._host_conditions:
+            try:
+                self._run(key, lambda: wp.capture_if(self._any_bad_wp, on_true=work))
+                return
+            except Exception as err:  # e.g. a CUDA stack without conditional graph nodes
+                self._host_conditions.add(key)
+                self._graphs.pop(key, None)
+                warnings.warn(f"sim: {key[0]} cannot run as a conditional CUDA graph node ({err}); it reads its "
+                              "condition on the host instead (one synchronization per call)", RuntimeWarning,
+                              stacklevel=3)
+        if bool(self._any_bad):
+            if capture:
+                self._run((*key, "plain"), work)
+            else:
+                with self._scope():
+                    work()
 
     def _recover_body(self) -> None:
         self._reset_body()
@@ -364,9 +381,15 @@ class WarpSimulator(Simulator):
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
         mask = self._mask(env_ids)
-        keep = None if mask is None else ~mask
-        with self._preserve(keep, self._derived_views()):
-            self._run(("forward",), lambda: mjw.forward(self.mjw_model, self.mjw_data))
+
+        def work() -> None:
+            mjw.forward(self.mjw_model, self.mjw_data)
+
+        if mask is None:
+            self._run(("forward",), work)
+            return
+        with self._preserve(~mask, self._derived_views()):
+            self._run_if(("forward_if",), mask, work)  # nothing to do when no env is named
 
     # ---------------------------------------------------------------- fields
 
@@ -437,12 +460,13 @@ class WarpSimulator(Simulator):
         outputs = [self._expanded[name] for name in _SET_CONST_OUTPUTS if name in self._expanded]
         keep = None if mask is None else ~mask
         all_rows = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
-        with (
-            self._preserve(keep, outputs),
-            self._preserve(all_rows, self._derived_views()),
-            self._scope(),
-        ):
-            mjw.set_const(self.mjw_model, self.mjw_data)
+        with self._preserve(keep, outputs), self._preserve(all_rows, self._derived_views()):
+            if mask is None:
+                with self._scope():
+                    mjw.set_const(self.mjw_model, self.mjw_data)
+            else:  # nothing to do when no env is named (a mask from a step without resets)
+                self._run_if(("set_const_if",), mask, lambda: mjw.set_const(self.mjw_model, self.mjw_data),
+                             capture=False)
 
     def get_state(self) -> dict[str, torch.Tensor]:
         """Copies of every state field (time, qpos, qvel, act, qacc_warmstart, ctrl, applied forces,

@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.validate import validate_tree
 from canter.terrains.config import TerrainCfg
@@ -158,16 +159,18 @@ class Terrain:
         move_down: torch.Tensor,
         generator: torch.Generator,
     ) -> None:
-        """Game-style curriculum for `env_ids`: level += move_up - move_down, clamped at 0; an env
-        moved past the top row goes to a row drawn uniformly from `generator`. Their origins follow."""
-        levels = self.terrain_levels[env_ids] + move_up.long() - move_down.long()
+        """Game-style curriculum for the selection `env_ids` (indices or a mask, canter.core.selection;
+        move_up/move_down have one row per selected row): level += move_up - move_down, clamped at 0;
+        an env moved past the top row goes to a row drawn uniformly from `generator`. Origins follow."""
+        levels = selection.take(self.terrain_levels, env_ids) + move_up.long() - move_down.long()
         # drawn for every env so the generator advances the same way whoever was promoted
         random_rows = torch.randint(
-            0, self.num_rows, (env_ids.numel(),), generator=generator, device=self.device, dtype=torch.long
+            0, self.num_rows, (selection.rows(env_ids),), generator=generator, device=self.device, dtype=torch.long
         )
         levels = torch.where(levels >= self.num_rows, random_rows, levels.clamp_min(0))
-        self.terrain_levels[env_ids] = levels
-        self.env_origins[env_ids] = self.origins_grid[levels, self.terrain_types[env_ids]]
+        selection.put(self.terrain_levels, env_ids, levels)
+        origins = self.origins_grid[levels, selection.take(self.terrain_types, env_ids)]
+        selection.put(self.env_origins, env_ids, origins)
 
     # --- checkpointing ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, torch.Tensor]:

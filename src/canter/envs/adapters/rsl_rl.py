@@ -89,7 +89,7 @@ class RslRlVecEnvWrapper(RslRlVecEnv):
         if not self.clone_observations:
             self._check_not_reused(obs)
         dones = (terminated | truncated).to(torch.long)
-        extras = {**extras, "time_outs": truncated, "log": extras.get("log", {})}
+        extras = {**extras, "time_outs": truncated, "log": _reported(extras.get("log", {}))}
         return self._wrap(obs), reward, dones, extras
 
     def close(self) -> None:
@@ -117,3 +117,9 @@ class RslRlVecEnvWrapper(RslRlVecEnv):
         if not isinstance(buffer, torch.Tensor):
             raise CanterError(f"{type(self.env).__name__} has no `episode_length_buf` tensor for rsl_rl")
         return buffer
+
+
+def _reported(log: dict[str, Any]) -> dict[str, Any]:
+    """The log scalars rsl_rl should average: a NaN is a per-reset mean of a step in which no env reset
+    (an env that selects resets by mask logs one every step; canter.core.selection.mean), left out."""
+    return {k: v for k, v in log.items() if not (isinstance(v, torch.Tensor) and bool(torch.isnan(v).any()))}

@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 import torch
 
+from canter.core import selection
 from canter.core.math import quat_rotate, yaw_from_quat
 from canter.managers.term import ManagerTerm, TermCfg
 
@@ -69,7 +70,7 @@ class Progress(ManagerTerm):
         return progress
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.prev_distance[env_ids] = _to_target_w(self.env)[env_ids].norm(dim=1).float()
+        selection.put(self.prev_distance, env_ids, selection.take(_to_target_w(self.env), env_ids).norm(dim=1))
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"prev_distance": self.prev_distance.clone()}
@@ -125,7 +126,7 @@ class ForwardVelocity(ManagerTerm):
         return velocity
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.prev_x[env_ids] = self.env.scene.root_pos_w[env_ids, 0].float()
+        selection.put(self.prev_x, env_ids, selection.take(self.env.scene.root_pos_w, env_ids, 0))
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"prev_x": self.prev_x.clone()}

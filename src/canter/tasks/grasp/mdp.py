@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw
 from canter.managers.term import ManagerTerm, TermCfg
@@ -150,7 +151,7 @@ class SphereLiftedAndHeld(ManagerTerm):
         return self.held_s >= hold_s - 1e-6
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        self.held_s.index_fill_(0, env_ids, 0.0)
+        selection.fill(self.held_s, env_ids, 0.0)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"held_s": self.held_s.clone()}
@@ -186,14 +187,13 @@ class ResetObjects(ManagerTerm):
     def __call__(
         self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, objects: Resolved, jitter: float = 0.015, **params: Any
     ) -> None:
-        n, k, gen, dtype = env_ids.numel(), self.count, env.generator, env.sim.dtype
+        n, k, gen, dtype = selection.rows(env_ids), self.count, env.generator, env.sim.dtype
         cells = torch.rand(n, self.slots.shape[0], generator=gen, device=env.device).argsort(dim=1)[:, :k]
         xy = self.slots[cells] + (2.0 * torch.rand(n, k, 2, generator=gen, device=env.device) - 1.0).to(dtype) * jitter
         yaw = (2.0 * torch.rand(n, k, generator=gen, device=env.device) - 1.0).to(dtype) * torch.pi * self.spins
         pose = torch.cat((xy, self.rest_z.expand(n, k).unsqueeze(2), quat_from_yaw(yaw)), dim=2)
-        env.sim.qpos[env_ids[:, None], self.qpos_adr[None, :]] = pose.flatten(1).to(env.sim.qpos.dtype)
-        qvel = env.sim.qvel
-        qvel[env_ids[:, None], self.dof_adr[None, :]] = qvel.new_zeros(n, self.dof_adr.numel())
+        selection.put(env.sim.qpos, env_ids, pose.flatten(1), self.qpos_adr)
+        selection.put(env.sim.qvel, env_ids, env.sim.qvel.new_zeros(n, self.dof_adr.numel()), self.dof_adr)
 
 
 # --- metrics ------------------------------------------------------------------------------------

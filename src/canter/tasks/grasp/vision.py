@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from canter.core import selection
 from canter.envs.env_cfg import EnvCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
@@ -48,16 +49,15 @@ class ParkDistractors(ManagerTerm):
 
     def __call__(self, env: Any, env_ids: torch.Tensor, distractors: Any,
                  keep_range: tuple[int, int] = (0, 3)) -> None:
-        n, generator = env_ids.numel(), env.generator
+        n, generator = selection.rows(env_ids), env.generator
         keep = torch.randint(keep_range[0], keep_range[1] + 1, (n, 1), generator=generator, device=env.device)
         rank = torch.rand(n, self.count, generator=generator, device=env.device).argsort(dim=1).argsort(dim=1)
         parked = rank >= keep  # (n, count): a random subset of count - keep distractors
         slot = torch.arange(self.count, device=env.device, dtype=env.sim.qpos.dtype)
         qpos = env.sim.qpos
         for axis, value in ((0, PARKING_X - 0.3 * slot), (1, torch.zeros_like(slot)), (2, torch.full_like(slot, 0.05))):
-            rows = env_ids[:, None]
-            cols = (self.qpos_adr + axis)[None, :]
-            qpos[rows, cols] = torch.where(parked, value.expand(n, -1), qpos[rows, cols])
+            cols = self.qpos_adr + axis
+            selection.put(qpos, env_ids, torch.where(parked, value.expand(n, -1), selection.take(qpos, env_ids, cols)), cols)
 
 
 def visual_randomization_events() -> dict[str, EventTermCfg]:

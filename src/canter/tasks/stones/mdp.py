@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.scene.entity import Resolved
 
@@ -64,8 +65,8 @@ def stones_levels(env: ManagerBasedRLEnv, env_ids: torch.Tensor, distance: float
     terrain = env.terrain
     if terrain is None:
         raise ConfigError("curriculum term stones_levels: the env has no terrain (set EnvCfg.terrain)")
-    travelled = progress(env)[env_ids]
-    stepped = env.episode_length_buf[env_ids] > 0
+    travelled = selection.take(progress(env), env_ids)
+    stepped = selection.take(env.episode_length_buf, env_ids) > 0
     move_up = (travelled >= distance) & stepped
     move_down = (travelled < distance / 3.0) & stepped & ~move_up
     terrain.update_levels(env_ids, move_up, move_down, env.generator)
