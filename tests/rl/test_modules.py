@@ -79,7 +79,7 @@ def test_act_uses_only_the_given_generator_and_log_prob_entropy_are_consistent()
     assert torch.allclose(step_a.std, torch.full((4, 2), 0.5))
     torch.testing.assert_close(step_a.log_prob, policy.log_prob(step_a.actions, step_a.mean, step_a.std))
     expected_entropy = 2 * (0.5 + 0.5 * math.log(2 * math.pi) + math.log(0.5))
-    torch.testing.assert_close(policy.entropy(step_a.std), torch.full((4,), expected_entropy))
+    torch.testing.assert_close(policy.entropy(step_a.mean, step_a.std), torch.full((4,), expected_entropy))
     assert policy.evaluate(obs).shape == (4,)
 
 

@@ -30,7 +30,7 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.rl import distributed
 from canter.rl.factory import make_policy
 from canter.rl.modules import ActorCritic
-from canter.runs.args import init_rank, parse_train_args
+from canter.runs.args import init_rank, mujoco_env_cfg, parse_train_args
 from canter.runs.launch import launch
 
 WAYS = ("none", "flat", "ddp")
@@ -90,8 +90,9 @@ def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str
     info = init_rank(args)
     algo = args.agent.algo
     batch = args.env.num_envs // info.world_size * algo.num_steps_per_env // algo.num_mini_batches
-    args.env.num_envs = 1  # the env only tells the observation shapes
-    env = ManagerBasedRLEnv(args.env)
+    env_cfg = mujoco_env_cfg(args, "bench gradsync")
+    env_cfg.num_envs = 1  # the env only tells the observation shapes
+    env = ManagerBasedRLEnv(env_cfg)
     policy = make_policy(
         env.observation_shapes, env.num_actions, args.agent.policy, init_generator=make_generator(0, "cpu")
     )

@@ -22,7 +22,7 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp.controller_action import QuadrupedControllerAction
 from canter.rl.checkpoint import load_checkpoint
 from canter.rl.runner import CHECKPOINT, OnPolicyRunner
-from canter.runs.args import TrainArgs, make_env, parse_train_args
+from canter.runs.args import TrainArgs, cpu_physics, make_env, mujoco_env_cfg, parse_train_args
 from canter.runs.rundir import read_command
 from canter.terrains import StoneRowsCfg
 
@@ -59,7 +59,7 @@ def stones_args(run_dir: str | None, argv: list[str]) -> TrainArgs:
 
 def build_level_env(args: TrainArgs, levels: list[int], episodes: int) -> ManagerBasedRLEnv:
     """An env of `episodes` envs per level in `levels`, each pinned to its level on a stone column."""
-    terrain_cfg = args.env.terrain
+    terrain_cfg = mujoco_env_cfg(args, "bench stones").terrain
     stone_names = [
         name for name, sub in (terrain_cfg.sub_terrains.items() if terrain_cfg is not None else ())
         if isinstance(sub, StoneRowsCfg) and sub.proportion > 0
@@ -71,6 +71,7 @@ def build_level_env(args: TrainArgs, levels: list[int], episodes: int) -> Manage
         raise ConfigError(f"--levels: {bad} outside 0..{terrain_cfg.num_rows - 1}")
     args.env.curriculum = {}
     env = make_env(args, num_envs=len(levels) * episodes)
+    assert isinstance(env, ManagerBasedRLEnv)
     terrain = env.terrain
     assert terrain is not None and terrain.map is not None
     stone_cols = [c for c in range(terrain.num_cols) if terrain.map.names[terrain.map.types[0, c]] in stone_names]
@@ -183,7 +184,7 @@ def level_table(levels: list[int], episodes: int, outcome: dict[str, torch.Tenso
 def load_policy(run_dir: str, env: ManagerBasedRLEnv, args: TrainArgs, checkpoint: str | None) -> Any:
     """The deterministic policy of a run directory, for `env`."""
     payload = load_checkpoint(Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT)
-    runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=args.backend == "cpu")
+    runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args))
     runner.algorithm.policy.load_state_dict(payload["algorithm"]["policy"])
     runner.algorithm.eval_mode()
     return runner.algorithm.policy

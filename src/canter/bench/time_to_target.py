@@ -69,9 +69,10 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
                        progress: Any = None) -> TimeToTargetResult:
     from canter.cli.play_eval import evaluate
     from canter.core.device import torch_threads
+    from canter.envs.atari import AtariEnv
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.rl.runner import OnPolicyRunner
-    from canter.runs.args import make_env, parse_train_args, task_expert
+    from canter.runs.args import build_env, cpu_physics, make_env, parse_train_args, task_expert
     from canter.tasks import REGISTRY
 
     if not minutes > 0:
@@ -87,17 +88,18 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
     spec = REGISTRY.get(task)
     args = parse_train_args(task, [*train_argv, "--quiet"])
 
-    def eval_env() -> ManagerBasedRLEnv:
+    def eval_env() -> ManagerBasedRLEnv | AtariEnv:
         cfg = dataclasses.replace(args.env)
         cfg.seed = EVAL_SEED
         cfg.num_envs = eval_envs
-        return ManagerBasedRLEnv(cfg)
+        scoring = getattr(cfg, "evaluation", None)  # training-only aids off (Atari: unclipped scores)
+        return build_env(scoring() if scoring is not None else cfg)
 
     # the metric must be one the evaluation reports: check before any training
     probe = eval_env()
     known = ["mean_return", "mean_episode_length", "std_return", "min_return", "max_episode_return",
              *(spec.metrics(probe) if spec.metrics is not None else {}),
-             *(f"ended_by_{name}" for name in probe.termination_manager.names)]
+             *(f"ended_by_{name}" for name in getattr(getattr(probe, "termination_manager", None), "names", ()))]
     names = [name.strip() for name in metric.split(",") if name.strip()]
     for name in names or [metric]:
         if name not in known:
@@ -114,7 +116,7 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
     env = make_env(args)
     marks: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=args.backend == "cpu",
+        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args),
                                 task=task, expert=task_expert(task, args, env))
         obs = env.reset()[0]
         runner.algorithm.train_mode()

@@ -24,7 +24,7 @@ from canter.core import profiling
 from canter.core.errors import ConfigError
 from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
-from canter.runs.args import init_rank, make_rank_env, parse_train_args
+from canter.runs.args import cpu_physics, init_rank, make_rank_env, parse_train_args
 from canter.runs.launch import launch
 
 FIGURES = ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s")
@@ -94,7 +94,7 @@ def run_train_bench(
         profiling.enable()
     profiling.start_timing()
     with tempfile.TemporaryDirectory() as tmp:
-        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=args.backend == "cpu")
+        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args))
         obs = env.reset()[0]
         runner.algorithm.train_mode()
         rows: list[dict[str, float]] = []
@@ -125,7 +125,7 @@ def run_train_bench(
         backend=args.backend, device=str(env.device), dist_backend=info.backend,
         cores_per_process=distributed.cores_per_process(), sim_threads_per_process=sim_threads,
         rollout_torch_threads=runner.rollout_threads, learn_torch_threads=runner.learn_threads,
-        model_path=args.env.model_path, algo=args.agent.algo.algo, num_steps_per_env=args.agent.algo.num_steps_per_env,
+        model_path=getattr(args.env, "model_path", None) or f"ale-py:{getattr(args.env, 'game', '')}", algo=args.agent.algo.algo, num_steps_per_env=args.agent.algo.num_steps_per_env,
         iterations=len(rows), wall_time_s=wall,
         env_steps=len(rows) * env.num_envs * info.world_size * args.agent.algo.num_steps_per_env,
         mean_return=rows[-1]["mean_return"], step_fps=Spread.of([row["step_fps"] for row in measured]),

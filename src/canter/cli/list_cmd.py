@@ -18,6 +18,7 @@ class ListArgs:
 
 
 def describe_tasks() -> list[dict[str, object]]:
+    from canter.envs.atari import AtariEnv, AtariEnvCfg
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.tasks import REGISTRY
 
@@ -26,20 +27,22 @@ def describe_tasks() -> list[dict[str, object]]:
         cfg = spec.env_cfg()
         default_envs = cfg.num_envs
         cfg.num_envs = 1
-        env = ManagerBasedRLEnv(cfg)
+        env = AtariEnv(cfg) if isinstance(cfg, AtariEnvCfg) else ManagerBasedRLEnv(cfg)
         rows.append(
             {
                 "name": spec.name,
                 "description": spec.description,
-                "model_path": cfg.model_path,
-                "observation_sizes": {k: v[0] for k, v in env.observation_shapes.items()},
+                "model_path": getattr(cfg, "model_path", None) or f"ale-py:{getattr(cfg, 'game', '')}",
+                "observation_sizes": {k: v[0] if len(v) == 1 else "x".join(map(str, v))
+                                      for k, v in env.observation_shapes.items()},
                 "action_size": env.num_actions,
                 "default_num_envs": default_envs,
                 "control_hz": round(1.0 / env.step_dt, 3),
-                "episode_length_s": cfg.episode_length_s,
+                "episode_length_s": getattr(cfg, "episode_length_s", env.max_episode_length * env.step_dt),
                 "max_return": spec.max_return,
             }
         )
+        env.close()
     return rows
 
 

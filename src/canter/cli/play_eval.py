@@ -46,8 +46,8 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, f
                 for name, value in metrics(env).items():
                     metric_sums[name] = metric_sums.get(name, 0.0) + value.double().mean()
                 steps += 1
-            done = terminated | truncated
-            policy.reset(done)
+            policy.reset(terminated | truncated)
+            done = extras.get("episode_end", terminated | truncated)
             counted = done & (finished < per_env)
             if bool(counted.any()):
                 returns.append(extras["episode_return"][counted])
@@ -74,6 +74,9 @@ def eval_main(args: EvalArgs) -> int:
     command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
     task = command.task
     spec = REGISTRY.get(task)
+    scoring = getattr(runner.env, "evaluation", None)
+    if scoring is not None:  # an env with training-only aids turns them off (Atari: unclipped game scores)
+        scoring()
     result = evaluate(runner, args.episodes, spec.metrics)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task  # type: ignore[assignment]

@@ -156,7 +156,7 @@ def run_training(the_plan: Plan) -> int:
 
     from canter.rl.distributed import broadcast_object
     from canter.rl.runner import OnPolicyRunner
-    from canter.runs.args import init_rank, make_rank_env, task_expert
+    from canter.runs.args import cpu_physics, init_rank, make_rank_env, task_expert
 
     args, run_dir, resume = the_plan.args, the_plan.run_dir, the_plan.resume
     info = init_rank(args)
@@ -171,7 +171,7 @@ def run_training(the_plan: Plan) -> int:
         console.print(f"[bold]canter train[/bold] {the_plan.command.task}: {args.env.num_envs} envs{processes}, "
                       f"backend {args.backend}, device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
         env = make_rank_env(args, info, console=None if args.quiet else console)
-        runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=args.backend == "cpu",
+        runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=cpu_physics(args),
                                 task=the_plan.command.task, expert=task_expert(the_plan.command.task, args, env))
         if resume_from:
             runner.load(checkpoint)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from canter.core.errors import CanterError
 
 if TYPE_CHECKING:
     from canter.envs.env_cfg import EnvCfg
+
+TaskKind = Literal["mujoco", "atari"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,16 +23,19 @@ class TaskSpec:
     metrics: env -> {name: (num_envs,) tensor} measured every eval step and averaged (task metrics).
     expert: a scripted expert with full state access, built once per env: expert(env) returns a
         policy, policy(env) -> (num_envs, num_actions) actions for the env's current state (DAgger).
+    kind: "mujoco" (a manager-based env on MuJoCo: env_cfg returns an EnvCfg) or "atari" (an Atari
+        game: env_cfg returns a canter.envs.atari.AtariEnvCfg).
     """
 
     name: str
     description: str
-    env_cfg: Callable[[], EnvCfg]
+    env_cfg: Callable[[], EnvCfg] | Callable[[], Any]
     agent_cfg: Callable[[], Any] | None = None
     max_return: float | None = None
     # per-step quantities `canter eval` averages over the evaluation, each (num_envs,) (e.g. errors)
     metrics: Callable[[Any], dict[str, Any]] | None = None
     expert: Callable[[Any], Callable[[Any], Any]] | None = None
+    kind: TaskKind = "mujoco"
 
 
 class Registry:
@@ -42,8 +47,9 @@ class Registry:
             raise CanterError(f"unknown task {name!r} (registered: {', '.join(sorted(self._tasks))})")
         return self._tasks[name]
 
-    def names(self) -> list[str]:
-        return list(self._tasks)
+    def names(self, kind: TaskKind | None = None) -> list[str]:
+        """Every task's name, or those of one kind ("mujoco": manager-based MuJoCo envs; "atari")."""
+        return [name for name, task in self._tasks.items() if kind is None or task.kind == kind]
 
     def __iter__(self):
         return iter(self._tasks.values())

@@ -11,6 +11,8 @@ extras:
   "log": dict[str, float tensor ()] - scalars to log once per iteration (episode reward terms, ...).
   "episode_return": (num_envs,) float32, valid where an episode ended this step (terminated|truncated).
   "episode_length": (num_envs,) float32, same mask.
+  "episode_end" (optional): (num_envs,) bool, the episodes that ended for the statistics where an env
+    ends them apart from the learner's terminals (Atari's episodic life); default terminated|truncated.
   "nonfinite_resets" (optional): () int64, envs reset this step because the physics blew up.
 An env may also offer `take_sim_warnings() -> dict[str, int]` (the simulator's warnings since the
 last call, message -> count); the runner reports them once per iteration.

@@ -14,7 +14,6 @@ from __future__ import annotations
 import torch
 
 from canter.rl.algorithm import OnPolicyAlgorithm
-from canter.rl.distributions import gaussian_entropy, gaussian_log_prob
 from canter.rl.gae import normalize_advantages
 from canter.rl.losses import policy_gradient_loss, value_loss
 from canter.rl.storage import MiniBatch
@@ -45,10 +44,10 @@ class A2C(OnPolicyAlgorithm):
         if cfg.normalize_advantage_per_mini_batch:
             advantages = normalize_advantages(advantages)
 
-        log_prob = gaussian_log_prob(batch.actions, mean, std)
+        log_prob = self.policy.log_prob(batch.actions, mean, std)
         policy_loss = policy_gradient_loss(log_prob, advantages)
         value = value_loss(values, batch.old_values, batch.returns, cfg.clip_param, False)
-        entropy = gaussian_entropy(std).mean()
+        entropy = self.policy.entropy(mean, std).mean()
         loss = policy_loss + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
         grad_norm = self._gradient_step(loss)
 

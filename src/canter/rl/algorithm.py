@@ -22,7 +22,6 @@ from torch import nn
 from canter.core.errors import CanterError, ConfigError
 from canter.rl.config import AlgoCfg
 from canter.rl.distributed import all_reduce_gradients, all_reduce_mean
-from canter.rl.distributions import gaussian_kl
 from canter.rl.gae import bootstrap_time_outs, compute_gae
 from canter.rl.losses import adaptive_learning_rate
 from canter.rl.modules import ActorCritic
@@ -111,7 +110,7 @@ class OnPolicyAlgorithm:
         return step.actions
 
     def _act_and_evaluate(self, obs: Observations) -> tuple[Any, torch.Tensor]:
-        return self.policy.act(obs, self.generator), self.policy.evaluate(obs)
+        return self.policy.act_and_evaluate(obs, self.generator)
 
     @torch.no_grad()
     def process_env_step(
@@ -161,10 +160,13 @@ class OnPolicyAlgorithm:
         return self.storage.mini_batch_generator(num_mini_batches, num_epochs, self.generator)
 
     def _forward(self, batch: MiniBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(mean (B, A), std (B, A), values (B,)) of the current policy on a minibatch."""
-        return self.policy.forward_train(
-            batch.observations, batch.episode_starts, batch.actor_state, batch.critic_state
-        )
+        """(mean (B, A), std (B, A), values (B,)) of the current policy on a minibatch, float32 (the
+        forward pass itself in bfloat16 with cfg.autocast "bf16")."""
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.autocast == "bf16"):
+            mean, std, values = self.policy.forward_train(
+                batch.observations, batch.episode_starts, batch.actor_state, batch.critic_state
+            )
+        return mean.float(), std.float(), values.float()
 
     def _gradient_step(self, loss: torch.Tensor) -> torch.Tensor:
         """Backward, gradient all-reduce, global norm clip, Adam step. Returns the pre-clip norm ()."""
@@ -175,7 +177,7 @@ class OnPolicyAlgorithm:
         """KL(π_old ‖ π) of a minibatch, averaged over processes; with the adaptive schedule it sets
         the learning rate (a device tensor, so no host sync). Returns the KL, a () tensor."""
         cfg = self.cfg
-        kl = all_reduce_mean(gaussian_kl(batch.old_mean, batch.old_std, mean, std).mean())
+        kl = all_reduce_mean(self.policy.kl(batch.old_mean, batch.old_std, mean, std).mean())
         if cfg.schedule == "adaptive":
             self.learning_rate.copy_(
                 adaptive_learning_rate(

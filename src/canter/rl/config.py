@@ -23,11 +23,13 @@ from canter.core.validate import (
 Activation = Literal["elu", "relu", "tanh"]
 NoiseStdType = Literal["scalar", "log"]
 RnnType = Literal["none", "gru", "lstm"]
+Distribution = Literal["gaussian", "categorical"]
 Algorithm = Literal["ppo", "a2c", "dagger"]
 BetaSchedule = Literal["exponential", "linear"]
 Schedule = Literal["adaptive", "fixed"]
 CompileBackend = Literal["inductor", "aot_eager"]
 CompileMode = Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
+Autocast = Literal["off", "bf16"]
 
 
 @dataclass(kw_only=True)
@@ -81,6 +83,9 @@ class PolicyCfg(Validated):
         (image groups are never normalized).
     image_obs_groups: the groups that are images (C, H, W) and go through a CNN encoder (cnn); every
         other group must be a vector (dim,).
+    distribution: "gaussian" for continuous (Box) actions; "categorical" for an env with discrete
+        actions (`env.discrete_actions`, e.g. Atari): softmax over num_actions logits, actions as
+        one-hot rows (init_noise_std and noise_std_type are then unused).
     """
 
     actor_hidden_dims: tuple[int, ...] = (512, 256, 128)
@@ -96,6 +101,7 @@ class PolicyCfg(Validated):
     normalize_obs: bool = False
     image_obs_groups: tuple[str, ...] = ()
     cnn: CnnCfg = dataclass_field(default_factory=CnnCfg)
+    distribution: Distribution = "gaussian"
 
     config_name = "policy"
 
@@ -106,7 +112,7 @@ class PolicyCfg(Validated):
             if any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dims):
                 raise fail(field, f"every width must be a positive int, got {dims}")
             setattr(self, field, dims)
-        require_choice(self, "activation", "noise_std_type", "rnn_type")
+        require_choice(self, "activation", "noise_std_type", "rnn_type", "distribution")
         require_positive(self, "init_noise_std")
         require_at_least(self, "rnn_hidden_dim", 1, integer=True)
         require_at_least(self, "rnn_num_layers", 1, integer=True)
@@ -183,6 +189,10 @@ class AlgoCfg(Validated):
         kernels: no codegen, for checking the traced program).
     compile_mode: torch.compile's mode; "reduce-overhead" replays CUDA graphs of the compiled
         functions on a GPU (no effect on the CPU).
+    autocast: "bf16" runs the update's forward pass under torch.autocast in bfloat16 (convolutions and
+        matmuls; parameters, losses and optimizer state stay float32): about 2x faster for the Nature
+        CNN on a CPU with AVX512-BF16 (BENCHMARKS.md §16). "off": float32 throughout. Measured on the
+        dog's MLP it made the update 1.7x faster but training diverged (§14), so it is off by default.
     dagger: the β schedule and dataset of algo "dagger" (which regresses the expert's actions with
         num_learning_epochs passes of num_mini_batches minibatches over the dataset per iteration and
         ignores the PPO-only fields).
@@ -208,12 +218,13 @@ class AlgoCfg(Validated):
     compile: bool = False
     compile_backend: CompileBackend = "inductor"
     compile_mode: CompileMode = "default"
+    autocast: Autocast = "off"
     dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
 
     config_name = "algo"
 
     def validate(self) -> None:
-        require_choice(self, "algo", "schedule")
+        require_choice(self, "algo", "schedule", "autocast")
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
             require_at_least(self, field, 1, integer=True)
         require_positive(self, "clip_param", "learning_rate", "desired_kl", "min_learning_rate", "max_grad_norm")

@@ -38,3 +38,35 @@ def gaussian_kl(
         + (old_std.square() + (old_mean - new_mean).square()) / (2.0 * new_std.square())
         - 0.5
     ).sum(dim=-1)
+
+
+# --- categorical (discrete actions) ---------------------------------------------------------------
+# A discrete action is carried as a one-hot row (..., n) so that storage, minibatches and the env
+# protocol keep one (num_envs, num_actions) float layout for both kinds; the policy's "mean" slot holds
+# the logits (..., n) and its "std" slot is unused (zeros). The env takes argmax of what it is given, so
+# the deterministic action (the logits themselves) is the most likely choice.
+
+
+def categorical_sample(logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One-hot a ~ softmax(logits) by the Gumbel-max trick, noise from `generator`: (..., n)."""
+    uniform = torch.rand(logits.shape, generator=generator, device=logits.device, dtype=logits.dtype)
+    gumbel = -torch.log(-torch.log(uniform.clamp(1e-20, 1.0 - 1e-7)))
+    choice = (logits + gumbel).argmax(dim=-1, keepdim=True)
+    return torch.zeros_like(logits).scatter_(-1, choice, 1.0)
+
+
+def categorical_log_prob(actions: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+    """log π(a) = Σ_i a_i · log softmax(logits)_i for one-hot a: (..., n) -> (...)."""
+    return (actions * torch.log_softmax(logits, dim=-1)).sum(dim=-1)
+
+
+def categorical_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """H = -Σ_i p_i log p_i with p = softmax(logits): (..., n) -> (...)."""
+    log_p = torch.log_softmax(logits, dim=-1)
+    return -(log_p.exp() * log_p).sum(dim=-1)
+
+
+def categorical_kl(old_logits: torch.Tensor, new_logits: torch.Tensor) -> torch.Tensor:
+    """KL(old ‖ new) = Σ_i p_i (log p_i − log q_i): (..., n) -> (...)."""
+    old_log_p = torch.log_softmax(old_logits, dim=-1)
+    return (old_log_p.exp() * (old_log_p - torch.log_softmax(new_logits, dim=-1))).sum(dim=-1)

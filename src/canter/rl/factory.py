@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import torch
 
+from canter.core.errors import ConfigError
 from canter.core.rng import derive_seed, make_generator
 from canter.envs.vec_env import VecEnv
 from canter.rl.a2c import A2C
@@ -31,6 +32,21 @@ def make_policy(
     return policy_class(observation_shapes, num_actions, cfg, init_generator=init_generator)
 
 
+def check_action_space(env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg) -> None:
+    """One-line errors for a policy or algorithm that cannot drive the env's kind of actions: a
+    Gaussian (Box-action) policy on an env with discrete actions (`env.discrete_actions`), a
+    categorical one on continuous actions, DAgger (a regression of continuous actions) on discrete."""
+    discrete = bool(getattr(env, "discrete_actions", False))
+    kind = f"{env.num_actions} discrete actions" if discrete else f"{env.num_actions} continuous actions"
+    if discrete and policy_cfg.distribution != "categorical":
+        raise ConfigError(f"policy.distribution: {policy_cfg.distribution!r} is for Box actions; this env has {kind} "
+                          "(use --agent.policy.distribution categorical)")
+    if not discrete and policy_cfg.distribution == "categorical":
+        raise ConfigError(f"policy.distribution: 'categorical' needs discrete actions; this env has {kind}")
+    if discrete and algo_cfg.algo == "dagger":
+        raise ConfigError(f"algo.algo: 'dagger' regresses continuous actions; this env has {kind} (use ppo or a2c)")
+
+
 def make_algorithm(
     env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int, rank: int = 0, expert: Expert | None = None
 ) -> OnPolicyAlgorithm | Dagger:
@@ -42,6 +58,7 @@ def make_algorithm(
     derive_seed(seed, 1, rank) that of rank > 0 under torch.distributed (own action noise and
     minibatch order per rank; rank 0 draws what a single process draws).
     """
+    check_action_space(env, policy_cfg, algo_cfg)
     init_generator = make_generator(derive_seed(seed, 0), "cpu")
     policy = make_policy(env.observation_shapes, env.num_actions, policy_cfg, init_generator=init_generator)
     generator = make_generator(derive_seed(seed, 1) if rank == 0 else derive_seed(seed, 1, rank), env.device)

@@ -17,7 +17,16 @@ from torch import nn
 from canter.core.errors import ConfigError
 from canter.rl.config import PolicyCfg
 from canter.rl.distributed import update_normalizers
-from canter.rl.distributions import gaussian_entropy, gaussian_log_prob, gaussian_sample
+from canter.rl.distributions import (
+    categorical_entropy,
+    categorical_kl,
+    categorical_log_prob,
+    categorical_sample,
+    gaussian_entropy,
+    gaussian_kl,
+    gaussian_log_prob,
+    gaussian_sample,
+)
 from canter.rl.encoders import ACTIVATIONS, ImageEncoder, init_linear
 from canter.rl.normalizer import EmpiricalNormalizer
 
@@ -27,7 +36,8 @@ HiddenState = tuple[torch.Tensor, ...]
 
 
 class PolicyStep(NamedTuple):
-    """One sampled step of the policy; every tensor (num_envs, num_actions) except log_prob (num_envs,)."""
+    """One sampled step of the policy; every tensor (num_envs, num_actions) except log_prob (num_envs,).
+    For a categorical policy `actions` are one-hot rows, `mean` the logits and `std` zeros."""
 
     actions: torch.Tensor
     log_prob: torch.Tensor
@@ -149,11 +159,15 @@ class ActorCritic(nn.Module):
             output_gain=1.0,
             generator=init_generator,
         )
-        initial_std = torch.full((self.num_actions,), float(cfg.init_noise_std))
-        if cfg.noise_std_type == "log":
-            self.log_std = nn.Parameter(torch.log(initial_std))
-        else:
-            self.std = nn.Parameter(initial_std)
+        # actor and critic read the same features (same groups, one CNN per image group): encode once
+        self.shared_features = self.actor_obs_groups == self.critic_obs_groups and (cfg.cnn.shared or not self.image_groups)
+        self.discrete = cfg.distribution == "categorical"
+        if not self.discrete:
+            initial_std = torch.full((self.num_actions,), float(cfg.init_noise_std))
+            if cfg.noise_std_type == "log":
+                self.log_std = nn.Parameter(torch.log(initial_std))
+            else:
+                self.std = nn.Parameter(initial_std)
 
     def _encoder_key(self, role: str, group: str) -> str:
         return group if self.cfg.cnn.shared else f"{role}:{group}"
@@ -181,24 +195,29 @@ class ActorCritic(nn.Module):
     # --- distribution and value heads ----------------------------------------------------------------
 
     def action_std(self, like: torch.Tensor) -> torch.Tensor:
-        """σ broadcast to the shape of `like` (..., num_actions)."""
+        """σ broadcast to the shape of `like` (..., num_actions); zeros for a categorical policy."""
+        if self.discrete:
+            return torch.zeros_like(like)
         std = torch.exp(self.log_std) if self.cfg.noise_std_type == "log" else self.std
         return std.expand_as(like)
 
     def distribution_from_features(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(mean, std), each (..., num_actions), from actor features (..., actor_input_dim)."""
+        """(mean, std), each (..., num_actions), from actor features (..., actor_input_dim); for a
+        categorical policy (logits, zeros)."""
         mean = self.actor(features)
         return mean, self.action_std(mean)
 
-    @staticmethod
-    def log_prob(actions: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    def log_prob(self, actions: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
         """log π(a|s): (..., A) x3 -> (...)."""
-        return gaussian_log_prob(actions, mean, std)
+        return categorical_log_prob(actions, mean) if self.discrete else gaussian_log_prob(actions, mean, std)
 
-    @staticmethod
-    def entropy(std: torch.Tensor) -> torch.Tensor:
-        """Entropy of the Gaussian: (..., A) -> (...)."""
-        return gaussian_entropy(std)
+    def entropy(self, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+        """Entropy of the action distribution: (..., A) x2 -> (...)."""
+        return categorical_entropy(mean) if self.discrete else gaussian_entropy(std)
+
+    def kl(self, old_mean: torch.Tensor, old_std: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+        """KL(π_old ‖ π) per sample: (..., A) x4 -> (...)."""
+        return categorical_kl(old_mean, mean) if self.discrete else gaussian_kl(old_mean, old_std, mean, std)
 
     # --- rollout interface ----------------------------------------------------------------------------
 
@@ -207,13 +226,25 @@ class ActorCritic(nn.Module):
         return self.distribution_from_features(self.encode(obs, self.actor_obs_groups))
 
     def act(self, obs: Observations, generator: torch.Generator) -> PolicyStep:
-        """Samples actions a ~ N(μ(s), σ²) with noise from `generator` (on the obs device)."""
+        """Samples actions a ~ N(μ(s), σ²) (categorical: a one-hot a ~ softmax(logits)) with noise from
+        `generator` (on the obs device)."""
         mean, std = self.action_distribution(obs)
-        actions = gaussian_sample(mean, std, generator)
-        return PolicyStep(actions, gaussian_log_prob(actions, mean, std), mean, std)
+        actions = categorical_sample(mean, generator) if self.discrete else gaussian_sample(mean, std, generator)
+        return PolicyStep(actions, self.log_prob(actions, mean, std), mean, std)
+
+    def act_and_evaluate(self, obs: Observations, generator: torch.Generator) -> tuple[PolicyStep, torch.Tensor]:
+        """act(obs) and evaluate(obs) of the same observations, encoding them once where actor and
+        critic share their features."""
+        if not self.shared_features:
+            return self.act(obs, generator), self.evaluate(obs)
+        features = self.encode(obs, self.actor_obs_groups)
+        mean, std = self.distribution_from_features(features)
+        actions = categorical_sample(mean, generator) if self.discrete else gaussian_sample(mean, std, generator)
+        return PolicyStep(actions, self.log_prob(actions, mean, std), mean, std), self.critic(features).squeeze(-1)
 
     def act_inference(self, obs: Observations) -> torch.Tensor:
-        """The deterministic action μ(s): (num_envs, num_actions)."""
+        """The deterministic action μ(s): (num_envs, num_actions) (categorical: the logits, whose
+        argmax the env takes)."""
         return self.action_distribution(obs)[0]
 
     def evaluate(self, obs: Observations, *, advance_memory: bool = True) -> torch.Tensor:
@@ -243,5 +274,9 @@ class ActorCritic(nn.Module):
 
         The recurrent arguments are ignored here (see ActorCriticRecurrent.forward_train).
         """
+        if self.shared_features:
+            features = self.encode(obs, self.actor_obs_groups)
+            mean, std = self.distribution_from_features(features)
+            return mean, std, self.critic(features).squeeze(-1)
         mean, std = self.action_distribution(obs)
         return mean, std, self.evaluate(obs)

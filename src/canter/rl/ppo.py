@@ -19,7 +19,6 @@ from __future__ import annotations
 import torch
 
 from canter.rl.algorithm import OnPolicyAlgorithm
-from canter.rl.distributions import gaussian_entropy, gaussian_log_prob
 from canter.rl.gae import normalize_advantages
 from canter.rl.losses import clipped_surrogate_loss, value_loss
 from canter.rl.storage import MiniBatch
@@ -62,12 +61,12 @@ class PPO(OnPolicyAlgorithm):
         # How far the policy moved from the one that collected the data, before this step.
         kl = self._adapt_learning_rate(batch, mean, std)
 
-        log_prob = gaussian_log_prob(batch.actions, mean, std)
+        log_prob = self.policy.log_prob(batch.actions, mean, std)
         surrogate = clipped_surrogate_loss(log_prob, batch.old_log_prob, advantages, cfg.clip_param)
         value = value_loss(
             values, batch.old_values, batch.returns, cfg.clip_param, cfg.use_clipped_value_loss
         )
-        entropy = gaussian_entropy(std).mean()
+        entropy = self.policy.entropy(mean, std).mean()
         loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
 
         grad_norm = self._gradient_step(loss)

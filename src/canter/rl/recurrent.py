@@ -105,6 +105,7 @@ class ActorCriticRecurrent(ActorCritic):
         if cfg.rnn_type == "none":
             raise ConfigError("policy.rnn_type: ActorCriticRecurrent needs 'gru' or 'lstm', got 'none'")
         super().__init__(observation_shapes, num_actions, cfg, init_generator=init_generator)
+        self.shared_features = False  # actor and critic each run their own memory over the features
         self.actor_memory = Memory(
             super()._feature_dim(self.actor_obs_groups),
             cfg.rnn_type,

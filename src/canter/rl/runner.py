@@ -308,7 +308,9 @@ class OnPolicyRunner:
                 clock.lap("step")
                 with section("storage"):
                     algorithm.process_env_step(rewards, terminated, truncated, extras)
-                done = (terminated | truncated).float()
+                # episodes for the statistics: an env may end them apart from the learner's terminals
+                # (Atari's episodic life: a lost life is terminal, the game is the episode)
+                done = extras.get("episode_end", terminated | truncated).float()
                 return_sum += torch.sum(extras["episode_return"] * done)
                 length_sum += torch.sum(extras["episode_length"] * done)
                 episodes += done.sum()

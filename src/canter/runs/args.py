@@ -18,6 +18,7 @@ from canter.core.validate import validate_tree
 from canter.runs.parsing import parse
 
 if TYPE_CHECKING:
+    from canter.envs.atari import AtariEnv, AtariEnvCfg
     from canter.envs.env_cfg import EnvCfg
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.rl.distributed import DistInfo
@@ -58,7 +59,7 @@ class TrainArgs:
     quiet: bool = False
     dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
     teacher: str | None = None  # dagger: a trained run whose policy labels the states (else the task's expert)
-    env: EnvCfg
+    env: EnvCfg | AtariEnvCfg  # a MuJoCo task's, or an Atari game's (canter.envs.atari)
     agent: RunnerCfg
 
 
@@ -81,6 +82,19 @@ def _import_config_types() -> None:
     globals().update(EnvCfg=EnvCfg, RunnerCfg=RunnerCfg)
 
 
+def _overrides_type(env: Any) -> type:
+    """The dataclass tyro parses overrides into: Overrides, or the same with the env config's own type
+    (an Atari game's AtariEnvCfg)."""
+    from canter.envs.env_cfg import EnvCfg
+
+    if isinstance(env, EnvCfg):
+        return Overrides
+    from canter.rl.runner import RunnerCfg
+
+    return dataclasses.make_dataclass(f"Overrides{type(env).__name__}", [("env", type(env)), ("agent", RunnerCfg)],
+                                      kw_only=True)
+
+
 def task_configs(task: str) -> tuple[EnvCfg, RunnerCfg]:
     """Fresh default env and agent configs of a registered task (CanterError if unknown)."""
     from canter.tasks import REGISTRY
@@ -91,18 +105,23 @@ def task_configs(task: str) -> tuple[EnvCfg, RunnerCfg]:
     return spec.env_cfg(), spec.agent_cfg()
 
 
-def parse_overrides(task: str, overrides: list[str], base: Overrides | None = None) -> Overrides:
+def make_overrides(env: Any, agent: RunnerCfg) -> Any:
+    """The overrides dataclass (see _overrides_type) holding `env` and `agent`."""
+    return _overrides_type(env)(env=env, agent=agent)
+
+
+def parse_overrides(task: str, overrides: list[str], base: Any = None) -> Any:
     """`--env.*` / `--agent.*` tokens applied to the task's configs (or to `base`)."""
     import tyro
 
     _import_config_types()
     if base is None:
         env, agent = task_configs(task)
-        base = Overrides(env=env, agent=agent)
+        base = make_overrides(env, agent)
     if not overrides:
         return base
     # AvoidSubcommands: optional nested configs (noise, terrain) are plain flags, not subcommands
-    return parse(Overrides, overrides, prog=f"canter train {task}", default=base,
+    return parse(type(base), overrides, prog=f"canter train {task}", default=base,
                  config=(tyro.conf.AvoidSubcommands,))
 
 
@@ -131,14 +150,24 @@ def apply_flags(args: TrainArgs, flags: TrainFlags) -> None:
         args.agent.max_time_s = flags.max_time
     if flags.algo is not None:
         args.agent.algo.algo = flags.algo
-    if flags.model is not None:
-        args.env.model_path = flags.model
     if flags.teacher is not None:
         args.teacher = flags.teacher
-    if flags.photos is not None:
-        apply_photos(args.env, flags.photos)
+    from canter.envs.env_cfg import EnvCfg
+
+    if isinstance(args.env, EnvCfg):
+        if flags.model is not None:
+            args.env.model_path = flags.model
+        if flags.photos is not None:
+            apply_photos(args.env, flags.photos)
+        args.env.sim.backend = args.backend
+    else:  # an Atari game: no MuJoCo model, physics backend or photos
+        for name, value in (("model", flags.model), ("photos", flags.photos)):
+            if value is not None:
+                raise ConfigError(f"--{name}: task {args.task!r} is an Atari game, it has no {name}")
+        if args.backend != "cpu":
+            raise ConfigError(f"--backend: task {args.task!r} is an Atari game (ale-py emulators on CPU threads), "
+                              "it has no physics backend")
     args.env.device = args.device
-    args.env.sim.backend = args.backend
     validate_tree(args.env, "env")
     validate_tree(args.agent, "agent")
 
@@ -167,11 +196,12 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
                           f"transitions of a rollout ({num_envs // world_size} envs x {algo.num_steps_per_env} steps)")
 
 
-def apply_photos(env_cfg: EnvCfg, source: str) -> None:
+def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str) -> None:
     """Every observation term that composes camera images over photos (a "photos" parameter, e.g.
     canter.sensors.photo_terms.PhotoCameraImage) takes them from `source`: "train", "unseen" (photos
     kept out of training) or a folder of the user's own PNG/JPEG files. ConfigError if the task has none."""
-    terms = [term for group in env_cfg.observations.values() for term in group.terms.values() if "photos" in term.params]
+    groups = getattr(env_cfg, "observations", {})
+    terms = [term for group in groups.values() for term in group.terms.values() if "photos" in term.params]
     if not terms:
         raise ConfigError("--photos: this task composes no camera image over photos")
     for term in terms:
@@ -186,7 +216,10 @@ def task_expert(task: str, args: TrainArgs, env: Any) -> Any:
             raise ConfigError("--teacher: only algo dagger learns from a teacher (add --algo dagger)")
         return None
     from canter.rl.dagger import EnvExpert
+    from canter.rl.factory import check_action_space
     from canter.tasks import REGISTRY
+
+    check_action_space(env, args.agent.policy, args.agent.algo)  # before looking for an expert to imitate
 
     if args.teacher is not None:
         from canter.runs.load import teacher_expert
@@ -209,26 +242,56 @@ def init_rank(args: TrainArgs) -> DistInfo:
     args.env.device = args.device
     check_train_args(args, distributed.launched_world_size())
     info = distributed.init(resolve_device(args.device), args.dist_timeout)
-    if args.env.sim.num_threads == 0:
-        args.env.sim.num_threads = distributed.cores_per_process()
+    sim = getattr(args.env, "sim", None)  # an Atari game has its emulator threads instead
+    threads_owner, field = (sim, "num_threads") if sim is not None else (args.env, "num_threads")
+    if getattr(threads_owner, field) == 0:
+        setattr(threads_owner, field, distributed.cores_per_process())
     return info
 
 
-def make_rank_env(args: TrainArgs, info: DistInfo, console: Any = None) -> ManagerBasedRLEnv:
+def cpu_physics(args: TrainArgs) -> bool:
+    """Whether the physics runs on MuJoCo's CPU thread pool while torch waits (the cpu backend), so
+    that rollouts keep torch on one thread. Not for an Atari game: its emulators run only inside step()."""
+    return args.backend == "cpu" and hasattr(args.env, "sim")
+
+
+def make_rank_env(args: TrainArgs, info: DistInfo, console: Any = None) -> ManagerBasedRLEnv | AtariEnv:
     """This rank's env: num_envs / world_size envs seeded with derive_seed(seed, 2, rank)."""
     return make_env(args, rank=info.rank, num_envs=args.env.num_envs // info.world_size,
                     console=console if info.is_main else None)
 
 
-def make_env(args: TrainArgs, rank: int = 0, num_envs: int | None = None, console: Any = None) -> ManagerBasedRLEnv:
+def make_env(
+    args: TrainArgs, rank: int = 0, num_envs: int | None = None, console: Any = None
+) -> ManagerBasedRLEnv | AtariEnv:
     from canter.core.rng import derive_seed
-    from canter.envs.manager_env import ManagerBasedRLEnv
-
     cfg = dataclasses.replace(args.env)
     cfg.seed = derive_seed(args.seed, 2, rank)
     if num_envs is not None:
         cfg.num_envs = num_envs
+    return build_env(cfg, console)
+
+
+def build_env(cfg: EnvCfg | AtariEnvCfg, console: Any = None) -> ManagerBasedRLEnv | AtariEnv:
+    """The env a config describes: a ManagerBasedRLEnv (MuJoCo), or an AtariEnv."""
+    from canter.envs.env_cfg import EnvCfg
+
+    if not isinstance(cfg, EnvCfg):
+        from canter.envs.atari import AtariEnv
+
+        return AtariEnv(cfg, console=console)
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
     return ManagerBasedRLEnv(cfg, console=console)
+
+
+def mujoco_env_cfg(args: TrainArgs, command: str) -> EnvCfg:
+    """args.env for a command that needs a MuJoCo task; one-line ConfigError for an Atari game."""
+    from canter.envs.env_cfg import EnvCfg
+
+    if not isinstance(args.env, EnvCfg):
+        raise ConfigError(f"{command}: task {args.task!r} is an Atari game; this command needs a MuJoCo task")
+    return args.env
 
 
 def to_plain(value: Any) -> Any:

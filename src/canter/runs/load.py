@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canter.core.errors import CanterError
-from canter.runs.args import TrainArgs, apply_photos, make_env, task_expert
+from canter.runs.args import TrainArgs, apply_photos, cpu_physics, make_env, task_expert
 from canter.runs.rundir import CHECKPOINT_FILE, RunCommand, read_command
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
         apply_photos(args.env, photos)
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     env = make_env(args)
-    runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=args.backend == "cpu",
+    runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args),
                             task=command.task, expert=task_expert(command.task, args, env))
     runner.load_policy(path)
     runner.algorithm.eval_mode()

@@ -21,11 +21,11 @@ from canter.core.errors import CanterError
 from canter.runs.args import (
     RESUMABLE_FIELDS,
     RESUMABLE_FLAGS,
-    Overrides,
     TrainArgs,
     TrainFlags,
     build_train_args,
     changed_fields,
+    make_overrides,
     parse,
     parse_overrides,
     to_plain,
@@ -157,7 +157,7 @@ def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], 
     new_flags = dataclasses.replace(saved.flags)
     base = saved.train_args()
     resolved = {"num_envs": base.env.num_envs, "device": base.device, "backend": base.backend, "seed": base.seed,
-                "algo": base.agent.algo.algo, "model": base.env.model_path}
+                "algo": base.agent.algo.algo, "model": getattr(base.env, "model_path", None)}
     for f in dataclasses.fields(TrainFlags):
         value = getattr(flags, f.name)
         if f.name in RESUMABLE_FLAGS:
@@ -170,7 +170,7 @@ def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], 
     if overrides:
         base = saved.train_args()
         before = {"env": to_plain(base.env), "agent": to_plain(base.agent)}
-        after_configs = parse_overrides(saved.task, overrides, Overrides(env=base.env, agent=base.agent))
+        after_configs = parse_overrides(saved.task, overrides, make_overrides(base.env, base.agent))
         after = {"env": to_plain(after_configs.env), "agent": to_plain(after_configs.agent)}
         refused = [name for name in changed_fields(before, after) if name not in RESUMABLE_FIELDS]
         if refused:

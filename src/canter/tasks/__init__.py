@@ -6,6 +6,7 @@ from canter.core.registry import Registry, TaskSpec
 from canter.mdp.locomotion import velocity_tracking_errors
 from canter.tasks.ant.agent_cfg import ant_agent_cfg, ant_classic_agent_cfg
 from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
+from canter.tasks.atari import atari_agent_cfg, breakout_env_cfg, pong_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
 from canter.tasks.dog.agent_cfg import dog_agent_cfg
@@ -82,6 +83,21 @@ REGISTRY = Registry(
             agent_cfg=arm_grasp_agent_cfg,
             metrics=grasp_metrics,
             expert=GraspExpert,
+        ),
+        TaskSpec(
+            name="atari-pong",
+            description="Atari 2600 Pong from pixels (ale-py, 84x84x4 grayscale, sticky actions); PPO with the Nature CNN.",
+            env_cfg=pong_env_cfg,
+            agent_cfg=atari_agent_cfg,
+            max_return=21.0,
+            kind="atari",
+        ),
+        TaskSpec(
+            name="atari-breakout",
+            description="Atari 2600 Breakout from pixels, as atari-pong (--env.game picks any of ale-py's 100+ games).",
+            env_cfg=breakout_env_cfg,
+            agent_cfg=atari_agent_cfg,
+            kind="atari",
         ),
     ]
 )

@@ -9,6 +9,7 @@ from typing import Annotated, Union
 
 import tyro
 
+from canter.cli.bench.atari import AtariArgs
 from canter.cli.bench.camera import CameraArgs
 from canter.cli.bench.env import EnvArgs, MemoryArgs
 from canter.cli.bench.gpu import GpuArgs
@@ -38,14 +39,16 @@ Scenario = Union[  # noqa: UP007 - tyro reads the Union
     Annotated[CameraArgs, _sub("camera")],
     Annotated[GpuArgs, _sub("gpu")],
     Annotated[TimeToTargetArgs, _sub("time-to-target")],
+    Annotated[AtariArgs, _sub("atari")],
 ]
 
 
-SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera", "gpu", "time-to-target")
+SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera", "gpu",
+             "time-to-target", "atari")
 
 
 @dataclass(kw_only=True)
 class BenchCmd:
-    """Benchmarks: env step FPS, training FPS, scaling, gradient exchange, QP, stepping stones, latency, cameras, the GPU check."""
+    """Benchmarks: env step FPS, training FPS, scaling, gradient exchange, QP, stepping stones, latency, cameras, the GPU check, Atari."""
 
     scenario: Scenario

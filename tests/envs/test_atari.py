@@ -1,0 +1,163 @@
+"""Atari games (canter.envs.atari): preprocessing against a frame computed by hand from the emulator's
+screen, frame-stack order, life-loss and reward handling on scripted emulator outputs, protocol
+settings, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+ale_py = pytest.importorskip("ale_py")
+cv2 = pytest.importorskip("cv2")
+
+from canter.core.errors import ConfigError  # noqa: E402
+from canter.envs.atari import AtariEnv, AtariEnvCfg  # noqa: E402
+
+
+def _plain(num_envs: int = 1, **kwargs) -> AtariEnv:
+    """Deterministic Pong: no sticky actions, no no-op starts, no FIRE at reset, one frame per step."""
+    settings = dict(game="pong", num_envs=num_envs, frameskip=1, repeat_action_probability=0.0, noop_max=0,
+                    use_fire_reset=False, num_threads=1)
+    settings.update(kwargs)
+    return AtariEnv(AtariEnvCfg(**settings))
+
+
+def test_frames_are_the_area_resized_grayscale_screen_stacked_oldest_first():
+    env = _plain()
+    obs, _ = env.reset()
+    reference = ale_py.ALEInterface()
+    reference.setInt("random_seed", 0)
+    reference.setFloat("repeat_action_probability", 0.0)
+    reference.loadROM(str(ale_py.roms.get_rom_path("pong")))
+    reference.reset_game()
+    up = env.num_actions and 2  # minimal action set of Pong: NOOP, FIRE, RIGHT (up), LEFT, ...
+    frames = [obs["policy"][0, -1].numpy()]
+    assert obs["policy"].dtype == torch.uint8 and obs["policy"].shape == (1, 4, 84, 84)
+    for _ in range(6):
+        previous = obs["policy"].clone()
+        obs, *_ = env.step(torch.tensor([up]))
+        reference.act(reference.getMinimalActionSet()[up])
+        # grayscale 210x160 screen, area-averaged to 84x84 (OpenCV's INTER_AREA), by hand
+        expected = cv2.resize(reference.getScreenGrayscale(), (84, 84), interpolation=cv2.INTER_AREA)
+        assert np.array_equal(obs["policy"][0, -1].numpy(), expected)
+        # the stack shifts by one: the oldest frame leaves at index 0, the newest enters at index -1
+        assert torch.equal(obs["policy"][0, :-1], previous[0, 1:])
+        frames.append(obs["policy"][0, -1].numpy())
+    assert any(not np.array_equal(a, b) for a, b in itertools.pairwise(frames))  # the paddle moved
+
+
+class _ScriptedEmulator:
+    """Stands in for ALEVectorInterface: returns scripted rewards, game-overs and lives."""
+
+    def __init__(self, script: list[tuple[list[int], list[bool], list[int]]]):
+        self.script = list(script)
+        self.sent: list[np.ndarray] = []
+
+    def send(self, actions, strength):
+        self.sent.append(np.asarray(actions).copy())
+
+    def recv(self):
+        reward, over, lives = self.script.pop(0)
+        n = len(reward)
+        info = {"lives": np.array(lives, dtype=np.int32), "env_id": np.arange(n, dtype=np.int32)}
+        obs = np.zeros((n, 4, 84, 84), dtype=np.uint8)
+        return obs, np.array(reward, dtype=np.int32), np.array(over), np.zeros(n, dtype=bool), info
+
+
+def _scripted(episodic_life: bool = True, clip_rewards: bool = True) -> tuple[AtariEnv, _ScriptedEmulator]:
+    env = _plain(num_envs=2, game="breakout", episodic_life=episodic_life, clip_rewards=clip_rewards)
+    env.reset()
+    env._lives[:] = 5
+    script = [
+        ([4, 0], [False, False], [5, 5]),
+        ([0, 7], [False, False], [4, 5]),  # env 0 loses a life
+        ([1, 0], [False, True], [4, 5]),  # env 1's game is over (the info is its new game's: 5 lives)
+        ([0, 0], [True, False], [5, 5]),  # env 0's game is over
+    ]
+    fake = _ScriptedEmulator(script)
+    env.ale = fake  # type: ignore[assignment]
+    return env, fake
+
+
+def test_lost_lives_are_terminal_for_the_learner_and_games_are_the_episodes():
+    env, fake = _scripted()
+    one_hot = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0]])
+    steps = [env.step(one_hot) for _ in range(4)]
+    assert [a.tolist() for a in fake.sent] == [[1, 3]] * 4  # the argmax of each row
+    rewards = [s[1].tolist() for s in steps]
+    assert rewards == [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0], [0.0, 0.0]]  # sign(r) for the learner
+    terminated = [s[2].tolist() for s in steps]
+    assert terminated == [[False, False], [True, False], [False, True], [True, False]]
+    ends = [s[4]["episode_end"].tolist() for s in steps]
+    assert ends == [[False, False], [False, False], [False, True], [True, False]]
+    # unclipped game scores where games ended: env 1 scored 7, env 0 scored 4 + 1 over two lives
+    assert steps[2][4]["episode_return"][1] == 7.0 and steps[3][4]["episode_return"][0] == 5.0
+    assert steps[3][4]["episode_length"][0] == 4.0 and env.episode_length_buf.tolist() == [0, 1]
+
+
+def test_evaluation_scores_whole_games_with_unclipped_rewards():
+    env, _ = _scripted()
+    env.evaluation()
+    action = torch.tensor([0, 0])
+    steps = [env.step(action) for _ in range(4)]
+    assert [s[1].tolist() for s in steps][:2] == [[4.0, 0.0], [0.0, 7.0]]
+    assert [s[2].tolist() for s in steps] == [[False, False], [False, False], [False, True], [True, False]]
+
+
+def test_protocol_defaults_and_shapes():
+    cfg = AtariEnvCfg()
+    assert (cfg.frameskip, cfg.repeat_action_probability, cfg.max_episode_frames, cfg.noop_max) == (4, 0.25, 108_000, 30)
+    env = AtariEnv(AtariEnvCfg(game="pong", num_envs=3, num_threads=1))
+    _obs, _ = env.reset()
+    assert env.num_actions == 6 and env.discrete_actions and env.max_episode_length == 27_000
+    assert env.observation_shapes == {"policy": (4, 84, 84)} and env.observation_dtypes == {"policy": torch.uint8}
+    assert env.step_dt == pytest.approx(4 / 60)
+    out = env.step(torch.rand(3, 6))
+    assert out[1].dtype == torch.float32 and out[2].dtype == torch.bool and out[3].dtype == torch.bool
+    with pytest.raises(ValueError, match="actions"):
+        env.step(torch.rand(3, 5))
+
+
+def test_same_seed_same_games():
+    def run(seed: int) -> list[torch.Tensor]:
+        env = AtariEnv(AtariEnvCfg(game="pong", num_envs=2, seed=seed, num_threads=1))
+        obs = [env.reset()[0]["policy"].clone()]
+        generator = torch.Generator().manual_seed(0)
+        for _ in range(30):
+            obs.append(env.step(torch.rand(2, 6, generator=generator))[0]["policy"].clone())
+        return obs
+
+    a, b = run(1), run(1)
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+
+
+def test_unknown_game_is_one_line():
+    with pytest.raises(ConfigError, match=r"^env.game: unknown Atari game 'pongg' \(did you mean") as err:
+        AtariEnvCfg(game="pongg")
+    assert "\n" not in str(err.value)
+
+
+def test_missing_rom_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("ALE_ROMS_DIR", str(tmp_path))  # a folder without the ROM files
+    with pytest.raises(ConfigError, match=r"^env.game: the ROM of 'pong' is missing or damaged"):
+        AtariEnvCfg(game="pong")
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--env.game", "pongg"], "env.game: unknown Atari game 'pongg'"),
+    (["--agent.policy.distribution", "gaussian"], "policy.distribution: 'gaussian' is for Box actions; this env has 6 discrete actions"),
+    (["--algo", "dagger"], "algo.algo: 'dagger' regresses continuous actions"),
+    (["--backend", "warp"], "--backend: task 'atari-pong' is an Atari game"),
+    (["--model", "x.xml"], "--model: task 'atari-pong' is an Atari game"),
+])
+def test_bad_atari_train_commands_are_one_line(tmp_path, argv, message):
+    result = subprocess.run([sys.executable, "-m", "canter", "train", "atari-pong", "--num-envs", "2",
+                             "--max-iterations", "1", *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.stderr
