@@ -47,7 +47,7 @@ class AtariBenchResult:
         return asdict(self)
 
 
-def _time(step: Callable[[], None], seconds: float, frames_per_step: int) -> float:
+def _time(step: Callable[[], object], seconds: float, frames_per_step: int) -> float:
     """Frames per second of calling `step` for `seconds` (after one warm-up call)."""
     step()
     steps = 0
@@ -64,7 +64,7 @@ def _vector_kwargs(cfg: AtariEnvCfg, threads: int) -> dict[str, Any]:
                 img_height=cfg.size, img_width=cfg.size, autoreset_mode="SameStep", reward_clipping=False)
 
 
-def _raw(cfg: AtariEnvCfg, num_envs: int, threads: int, rng: np.random.Generator) -> tuple[Callable[[], None], Any]:
+def _raw(cfg: AtariEnvCfg, num_envs: int, threads: int, rng: np.random.Generator) -> tuple[Callable[[], object], Any]:
     from ale_py.vector_env import AtariVectorEnv
 
     env = AtariVectorEnv(cfg.game, num_envs, **_vector_kwargs(cfg, threads))
@@ -73,13 +73,13 @@ def _raw(cfg: AtariEnvCfg, num_envs: int, threads: int, rng: np.random.Generator
     return lambda: env.step(rng.integers(0, n, num_envs, dtype=np.int32)), env
 
 
-def _canter(cfg: AtariEnvCfg, num_envs: int, threads: int, generator: torch.Generator) -> tuple[Callable[[], None], Any]:
+def _canter(cfg: AtariEnvCfg, num_envs: int, threads: int, generator: torch.Generator) -> tuple[Callable[[], object], Any]:
     env = AtariEnv(AtariEnvCfg(**{**asdict(cfg), "num_envs": num_envs, "num_threads": threads}))
     env.reset()
     return lambda: env.step(torch.rand(num_envs, env.num_actions, generator=generator)), env
 
 
-def _torch_preprocess(cfg: AtariEnvCfg, num_envs: int, threads: int, rng: np.random.Generator) -> tuple[Callable[[], None], Any]:
+def _torch_preprocess(cfg: AtariEnvCfg, num_envs: int, threads: int, rng: np.random.Generator) -> tuple[Callable[[], object], Any]:
     """Full-size grayscale frames from the emulator (its frame skip and max-pool kept), resized by area
     averaging to size x size and stacked in torch."""
     from ale_py.vector_env import AtariVectorEnv
@@ -99,7 +99,7 @@ def _torch_preprocess(cfg: AtariEnvCfg, num_envs: int, threads: int, rng: np.ran
     return step, env
 
 
-def _sync_vector(cfg: AtariEnvCfg, num_envs: int, rng: np.random.Generator) -> tuple[Callable[[], None], Any] | str:
+def _sync_vector(cfg: AtariEnvCfg, num_envs: int, rng: np.random.Generator) -> tuple[Callable[[], object], Any] | str:
     """The step of (c) and its env, or why it cannot run here."""
     try:
         import ale_py
@@ -139,7 +139,7 @@ def bench_atari(game: str = "pong", num_envs: int = 64, threads: int = 0, second
     cfg = AtariEnvCfg(game=game, num_envs=num_envs, seed=seed)
     rng = np.random.default_rng(seed)
     generator = torch.Generator().manual_seed(seed)
-    sides: dict[str, tuple[Callable[[], None], Any]] = {
+    sides: dict[str, tuple[Callable[[], object], Any]] = {
         "raw": _raw(cfg, num_envs, threads, rng),
         "canter": _canter(cfg, num_envs, threads, generator),
     }
