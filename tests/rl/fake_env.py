@@ -127,3 +127,36 @@ def deterministic_error(algorithm: OnPolicyAlgorithm, num_targets: int = 101) ->
         mean = algorithm.policy.act_inference(obs)
     algorithm.train_mode()
     return float((mean[:, 0] - target).square().mean())
+
+
+class PickTheLit:
+    """Each env shows a one-hot cue over 4 choices; picking the cued choice (argmax of the action row)
+    earns 1, any other 0; one-step episodes. Discrete actions."""
+
+    discrete_actions = True
+
+    def __init__(self, num_envs: int = 64, seed: int = 0):
+        self.num_envs, self.num_actions, self.device = num_envs, 4, torch.device("cpu")
+        self.step_dt, self.max_episode_length = 0.1, 1
+        self.generator = make_generator(seed, "cpu")
+        self.cue = self._draw()
+
+    @property
+    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"policy": (4,)}
+
+    def _draw(self) -> torch.Tensor:
+        return torch.randint(0, 4, (self.num_envs,), generator=self.generator)
+
+    def get_observations(self) -> dict[str, torch.Tensor]:
+        return {"policy": torch.nn.functional.one_hot(self.cue, 4).float()}
+
+    def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        return self.get_observations(), {}
+
+    def step(self, actions: torch.Tensor):
+        reward = (actions.argmax(dim=1) == self.cue).float()
+        self.cue = self._draw()
+        done = torch.ones(self.num_envs, dtype=torch.bool)
+        extras = {"episode_return": reward, "episode_length": torch.ones(self.num_envs)}
+        return self.get_observations(), reward, done, torch.zeros_like(done), extras

@@ -20,6 +20,7 @@ from canter.rl.distributions import (
 )
 from canter.rl.factory import make_algorithm
 from canter.rl.modules import ActorCritic
+from tests.rl.fake_env import PickTheLit
 
 LOGITS = torch.tensor([[0.0, math.log(2.0), math.log(3.0)]])  # probabilities 1/6, 2/6, 3/6
 
@@ -46,39 +47,6 @@ def test_gumbel_max_samples_are_one_hot_with_the_softmax_frequencies():
     assert set(samples.unique().tolist()) == {0.0, 1.0}
     frequencies = samples.mean(dim=0)
     torch.testing.assert_close(frequencies, torch.tensor([1 / 6, 2 / 6, 3 / 6]), atol=0.01, rtol=0.0)
-
-
-class PickTheLit:
-    """Each env shows a one-hot cue over 4 choices; picking the cued choice (argmax of the action row)
-    earns 1, any other 0; one-step episodes. Discrete actions."""
-
-    discrete_actions = True
-
-    def __init__(self, num_envs: int = 64, seed: int = 0):
-        self.num_envs, self.num_actions, self.device = num_envs, 4, torch.device("cpu")
-        self.step_dt, self.max_episode_length = 0.1, 1
-        self.generator = make_generator(seed, "cpu")
-        self.cue = self._draw()
-
-    @property
-    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
-        return {"policy": (4,)}
-
-    def _draw(self) -> torch.Tensor:
-        return torch.randint(0, 4, (self.num_envs,), generator=self.generator)
-
-    def get_observations(self) -> dict[str, torch.Tensor]:
-        return {"policy": torch.nn.functional.one_hot(self.cue, 4).float()}
-
-    def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        return self.get_observations(), {}
-
-    def step(self, actions: torch.Tensor):
-        reward = (actions.argmax(dim=1) == self.cue).float()
-        self.cue = self._draw()
-        done = torch.ones(self.num_envs, dtype=torch.bool)
-        extras = {"episode_return": reward, "episode_length": torch.ones(self.num_envs)}
-        return self.get_observations(), reward, done, torch.zeros_like(done), extras
 
 
 def _policy_cfg(**overrides: Any) -> PolicyCfg:

@@ -106,20 +106,23 @@ def play_main(args: PlayArgs) -> int:
     _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
     env, policy = runner.env, runner.algorithm.policy
     steps = args.steps or env.max_episode_length
-    assert isinstance(env, ManagerBasedRLEnv)
+    scoring = getattr(env, "evaluation", None)
+    if scoring is not None:  # training-only aids off (Atari: whole games, unclipped scores)
+        scoring()
     recorder = None
     if args.video:
-        from canter.cli.video import VideoRecorder
+        from canter.cli.video import FrameVideoRecorder, VideoRecorder
 
-        recorder = VideoRecorder(env, args.video, args.width, args.height, args.camera)
+        recorder = (VideoRecorder(env, args.video, args.width, args.height, args.camera)
+                    if isinstance(env, ManagerBasedRLEnv) else FrameVideoRecorder(env, args.video))
     obs, _ = env.reset()
     total = torch.zeros(env.num_envs)
     finished: list[float] = []
     with torch.no_grad(), torch_threads(runner.rollout_threads):
         for _ in range(steps):
             obs, reward, terminated, truncated, extras = env.step(policy.act_inference(obs))
-            done = terminated | truncated
-            policy.reset(done)
+            policy.reset(terminated | truncated)
+            done = extras.get("episode_end", terminated | truncated)
             total += reward.cpu()
             finished += extras["episode_return"][done].tolist()
             if recorder is not None:

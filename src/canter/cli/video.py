@@ -47,3 +47,30 @@ class VideoRecorder:
         self.writer.close()
         self.renderer.close()
         return self.path
+
+
+class FrameVideoRecorder:
+    """Video of env 0 from an env's own image observations (an Atari game's newest 84x84 frame,
+    scaled up by `scale` with nearest-neighbour pixels), written as mp4 at the env's step rate."""
+
+    def __init__(self, env, path: str, group: str = "policy", scale: int = 4):
+        try:
+            import imageio.v2 as imageio
+        except ImportError as err:
+            raise CanterError("writing video needs imageio and imageio-ffmpeg (pip install imageio imageio-ffmpeg)") from err
+        self.env, self.group, self.scale = env, group, scale
+        self.path = Path(path)
+        self.fps = 1.0 / env.step_dt
+        self.frames = 0
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.writer = imageio.get_writer(str(self.path), fps=self.fps, codec="libx264", quality=7, macro_block_size=4)
+
+    def capture(self) -> None:
+        frame = self.env.get_observations()[self.group][0, -1].detach().cpu().numpy()
+        frame = np.kron(frame, np.ones((self.scale, self.scale), dtype=frame.dtype))
+        self.writer.append_data(np.repeat(frame[..., None], 3, axis=2))
+        self.frames += 1
+
+    def close(self) -> Path:
+        self.writer.close()
+        return self.path

@@ -12,6 +12,7 @@ import tyro
 from canter.cli.bench.atari import AtariArgs
 from canter.cli.bench.camera import CameraArgs
 from canter.cli.bench.env import EnvArgs, MemoryArgs
+from canter.cli.bench.ga3c import Ga3cArgs
 from canter.cli.bench.gpu import GpuArgs
 from canter.cli.bench.gradsync import GradsyncArgs
 from canter.cli.bench.latency import LatencyArgs
@@ -40,11 +41,12 @@ Scenario = Union[  # noqa: UP007 - tyro reads the Union
     Annotated[GpuArgs, _sub("gpu")],
     Annotated[TimeToTargetArgs, _sub("time-to-target")],
     Annotated[AtariArgs, _sub("atari")],
+    Annotated[Ga3cArgs, _sub("ga3c")],
 ]
 
 
 SCENARIOS = ("env", "train", "memory", "sb3", "scaling", "gradsync", "qp", "stones", "stones-cost", "latency", "camera", "gpu",
-             "time-to-target", "atari")
+             "time-to-target", "atari", "ga3c")
 
 
 @dataclass(kw_only=True)

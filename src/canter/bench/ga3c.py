@@ -1,0 +1,148 @@
+"""GA3C against synchronous A2C on one task, one after the other for the same wall time on the same
+machine: predictions/s (PPS: agent steps served), trainings/s (TPS: updates), score against wall time,
+GA3C's policy lag and the predictor/trainer counts its balancer chose (canter.rl.ga3c).
+
+Both learn with the task's agent config (its policy network and learning settings; algo a2c for the
+synchronous side) on the same total number of envs: GA3C splits them into `num_agents` batches, one
+agent thread each, and gives each batch's physics or emulators cores / num_agents threads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from canter.core.errors import ConfigError
+
+
+def _split_threads(args: Any, agents: int) -> None:
+    """Each agent's env gets cores / agents threads (MuJoCo's pool or the emulators')."""
+    from canter.core.device import available_cores
+
+    threads = max(1, available_cores() // agents)
+    sim = getattr(args.env, "sim", None)
+    if sim is not None:
+        sim.num_threads = threads
+    else:
+        args.env.num_threads = threads
+
+
+def run_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
+             log: Any = None) -> dict[str, Any]:
+    """GA3C on `task` for `seconds`; its period statistics as dicts."""
+    from canter.core.rng import derive_seed, make_generator
+    from canter.rl.factory import check_action_space, make_policy
+    from canter.rl.ga3c import Ga3cCfg, Ga3cRunner
+    from canter.runs.args import make_env, parse_train_args
+
+    args = parse_train_args(task, [*train_argv, "--quiet"])
+    if args.env.num_envs % num_agents:
+        raise ConfigError(f"--num-agents: {args.env.num_envs} envs cannot be split evenly over {num_agents} agents")
+    _split_threads(args, num_agents)
+    envs = [make_env(args, rank=i, num_envs=args.env.num_envs // num_agents) for i in range(num_agents)]
+    check_action_space(envs[0], args.agent.policy, args.agent.algo)
+    policy = make_policy(envs[0].observation_shapes, envs[0].num_actions, args.agent.policy,
+                         init_generator=make_generator(derive_seed(args.seed, 0), "cpu"))
+    cfg = Ga3cCfg(num_agents=num_agents, dynamic=dynamic,
+                  min_training_batch=max(1, args.env.num_envs * args.agent.algo.num_steps_per_env // 4))
+    runner = Ga3cRunner(envs, policy, args.agent.algo, cfg, seed=args.seed,
+                        on_period=(lambda s: log(f"ga3c {s.wall_time_s:6.0f} s  return {s.mean_return:8.2f}  PPS "
+                                                 f"{s.pps:8.0f}  TPS {s.tps:6.2f}  lag {s.policy_lag:5.2f}  "
+                                                 f"predictors {s.predictors} trainers {s.trainers}")) if log else None)
+    history = runner.learn(seconds)
+    for env in envs:
+        env.close()
+    return {"periods": [dataclasses.asdict(s) for s in history], "num_agents": num_agents,
+            "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env}
+
+
+def run_sync_a2c(task: str, train_argv: list[str], seconds: float, log: Any = None) -> dict[str, Any]:
+    """Synchronous A2C (canter's runner, algo a2c) on `task` for `seconds`; per-iteration statistics."""
+    from canter.rl.runner import OnPolicyRunner
+    from canter.runs.args import cpu_physics, make_env, parse_train_args
+
+    args = parse_train_args(task, [*train_argv, "--algo", "a2c", "--quiet"])
+    env = make_env(args)
+    rows: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args), task=task)
+        obs = env.reset()[0]
+        runner.algorithm.train_mode()
+        start = time.perf_counter()
+        next_log = 0.0
+        while time.perf_counter() - start < seconds:
+            obs, stats = runner.run_iteration(obs, None)
+            runner.iteration += 1
+            elapsed = time.perf_counter() - start
+            rows.append({"wall_time_s": elapsed, "mean_return": stats["mean_return"], "episodes": stats["episodes"],
+                         "iteration_time_s": stats["iteration_time_s"], "total_fps": stats["total_fps"]})
+            if log and elapsed >= next_log:
+                log(f"a2c  {elapsed:6.0f} s  return {stats['mean_return']:8.2f}  PPS {stats['total_fps']:8.0f}  "
+                    f"TPS {1.0 / stats['iteration_time_s']:6.2f}")
+                next_log = elapsed + 10.0
+    env.close()
+    return {"iterations": rows, "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env}
+
+
+def summarize(ga3c: dict[str, Any], a2c: dict[str, Any]) -> dict[str, Any]:
+    """Medians of PPS/TPS per side, and each side's last-third mean score."""
+    def median(values: list[float]) -> float:
+        values = sorted(v for v in values if math.isfinite(v))
+        return values[len(values) // 2] if values else float("nan")
+
+    def late_mean(points: list[tuple[float, float, float]]) -> float:
+        """Episode-weighted mean return over the last third of the wall time."""
+        if not points:
+            return float("nan")
+        end = points[-1][0]
+        late = [(r, n) for t, r, n in points if t >= 2 * end / 3 and n > 0 and math.isfinite(r)]
+        total = sum(n for _, n in late)
+        return sum(r * n for r, n in late) / total if total else float("nan")
+
+    periods, iterations = ga3c["periods"], a2c["iterations"]
+    return {
+        "ga3c_pps": median([p["pps"] for p in periods[1:]] or [p["pps"] for p in periods]),
+        "ga3c_tps": median([p["tps"] for p in periods[1:]] or [p["tps"] for p in periods]),
+        "ga3c_policy_lag": median([p["policy_lag"] for p in periods[1:]] or [p["policy_lag"] for p in periods]),
+        "a2c_pps": median([r["total_fps"] for r in iterations]),
+        "a2c_tps": median([1.0 / r["iteration_time_s"] for r in iterations]),
+        "ga3c_late_return": late_mean([(p["wall_time_s"], p["mean_return"], p["episodes"]) for p in periods]),
+        "a2c_late_return": late_mean([(r["wall_time_s"], r["mean_return"], r["episodes"]) for r in iterations]),
+    }
+
+
+def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path) -> None:
+    """Score against wall time and PPS/TPS of both sides, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    periods, iterations = ga3c["periods"], a2c["iterations"]
+    axes[0].plot([p["wall_time_s"] for p in periods], [p["mean_return"] for p in periods], "o-", label="GA3C")
+    axes[0].plot([r["wall_time_s"] for r in iterations], [r["mean_return"] for r in iterations], "-", label="A2C (sync)")
+    axes[0].set(xlabel="wall time (s)", ylabel="mean episode return", title=f"{task}: score")
+    axes[0].legend()
+    axes[1].plot([p["wall_time_s"] for p in periods], [p["pps"] for p in periods], "o-", label="GA3C PPS")
+    axes[1].plot([r["wall_time_s"] for r in iterations], [r["total_fps"] for r in iterations], "-", label="A2C steps/s")
+    twin = axes[1].twinx()
+    twin.plot([p["wall_time_s"] for p in periods], [p["tps"] for p in periods], "s--", color="tab:red", label="GA3C TPS")
+    twin.set_ylabel("updates/s (GA3C TPS)")
+    axes[1].set(xlabel="wall time (s)", ylabel="agent steps/s", title="throughput")
+    axes[1].legend(loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_a2c_and_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
+                     a2c: bool = True, log: Any = None) -> dict[str, Any]:
+    """GA3C then (if `a2c`) synchronous A2C, each for `seconds`; both results and their summary."""
+    ga3c = run_ga3c(task, train_argv, seconds, num_agents, dynamic, log)
+    sync = run_sync_a2c(task, train_argv, seconds, log) if a2c else {"iterations": []}
+    return {"task": task, "seconds": seconds, "ga3c": ga3c, "a2c": sync, "summary": summarize(ga3c, sync)}

@@ -1,0 +1,344 @@
+"""GA3C (Babaeizadeh et al. 2017, seed 002): one model fed by many agents through queues.
+
+Agents (threads, each driving one env batch) put their observations on a prediction queue and wait;
+predictor threads take what is queued (up to `max_prediction_batch` requests), run the policy once
+on the concatenated batch and hand each agent its actions, log-probabilities under the acting policy
+μ and the policy version that acted. After `num_steps_per_env` steps an agent puts its experience on
+a training queue; trainer threads gather at least `min_training_batch` transitions, correct for the
+policy lag (μ acted, π has since been updated) with V-trace (canter.rl.vtrace), and take one A2C step.
+
+Counts of predictors and trainers are balanced at run time as in the GA3C paper: every
+`adjust_every_s` the balancer (ThreadBalancer) compares the trainings per second (TPS) of the last
+period with the best so far, keeps a change that raised it and undoes one that did not, then tries
+another random ±1 step. PPS (predictions/s: agent steps served), TPS (updates/s), queue lengths and
+the policy lag (updates between acting and training) are measured per period.
+
+Threads share the model: a trainer copies the parameters into its own replica under the lock,
+computes its gradients there (so the other trainers' steps cannot invalidate its autograd graph),
+then applies them to the shared model under the lock; predictors read the model under the same lock,
+so they never see a half-applied step. torch releases the GIL in its kernels and the envs in their
+C++ steps (MuJoCo's batch, ale-py), so the threads overlap.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import torch
+from torch import nn
+
+from canter.core.validate import Validated, require_at_least, require_positive
+from canter.rl.config import AlgoCfg
+from canter.rl.gae import bootstrap_time_outs
+from canter.rl.modules import ActorCritic
+from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
+
+Observations = dict[str, torch.Tensor]
+
+
+@dataclass(kw_only=True)
+class Ga3cCfg(Validated):
+    """GA3C's system settings (the learning settings come from AlgoCfg: num_steps_per_env is t_max,
+    gamma, lam (V-trace's λ), learning_rate, value_loss_coef, entropy_coef, max_grad_norm).
+
+    num_agents: env batches, one agent thread each (the env's envs split evenly among them).
+    predictors, trainers: threads at the start; max_predictors, max_trainers: the balancer's bounds.
+    max_prediction_batch: agent requests a predictor serves at once. min_training_batch: transitions
+    per update. adjust_every_s: seconds between two balancing decisions (and log lines); dynamic:
+    balance the counts (False: keep them). rho_bar, c_bar: V-trace's clips of the importance weights.
+    """
+
+    num_agents: int = 4
+    predictors: int = 1
+    trainers: int = 1
+    max_predictors: int = 4
+    max_trainers: int = 4
+    max_prediction_batch: int = 8
+    min_training_batch: int = 512
+    adjust_every_s: float = 10.0
+    dynamic: bool = True
+    rho_bar: float = 1.0
+    c_bar: float = 1.0
+
+    config_name = "algo.ga3c"
+
+    def validate(self) -> None:
+        for name in ("num_agents", "predictors", "trainers", "max_prediction_batch", "min_training_batch"):
+            require_at_least(self, name, 1, integer=True)
+        require_at_least(self, "max_predictors", self.predictors, integer=True)
+        require_at_least(self, "max_trainers", self.trainers, integer=True)
+        require_positive(self, "adjust_every_s", "rho_bar", "c_bar")
+
+
+class ThreadBalancer:
+    """GA3C's run-time search over (predictors, trainers): hill climbing on the measured TPS.
+
+    `step(tps)` takes the TPS measured with the current counts and returns the counts to run next:
+    if the last change did not beat the best TPS seen, it is undone; then one count is moved by ±1
+    (chosen by `rng`, within [1, max]). Counts are a dict {"predictors": p, "trainers": t}."""
+
+    def __init__(self, counts: dict[str, int], bounds: dict[str, int], rng: random.Random):
+        self.counts = dict(counts)
+        self.bounds = dict(bounds)
+        self.rng = rng
+        self.best_tps = float("-inf")
+        self.best_counts = dict(counts)
+
+    def step(self, tps: float) -> dict[str, int]:
+        if tps > self.best_tps:
+            self.best_tps, self.best_counts = tps, dict(self.counts)
+        else:  # the last move did not help: back to the best counts
+            self.counts = dict(self.best_counts)
+        moves = [(name, delta) for name in sorted(self.counts) for delta in (-1, 1)
+                 if 1 <= self.counts[name] + delta <= self.bounds[name]]
+        if moves:
+            name, delta = self.rng.choice(moves)
+            self.counts[name] += delta
+        return dict(self.counts)
+
+
+class _Request(NamedTuple):
+    agent: int
+    obs: Observations
+    done: threading.Event
+    reply: list[Any]
+
+
+class _Experience(NamedTuple):
+    obs: Observations  # (T, B, ...) per group
+    actions: torch.Tensor  # (T, B, A)
+    behaviour_log_prob: torch.Tensor  # (T, B)
+    rewards: torch.Tensor  # (T, B)
+    dones: torch.Tensor  # (T, B) bool
+    last_obs: Observations  # (B, ...)
+    versions: torch.Tensor  # (T, B) policy version that acted
+
+
+@dataclass
+class PeriodStats:
+    """What one balancing period measured."""
+
+    wall_time_s: float
+    pps: float
+    tps: float
+    transitions_per_s: float
+    prediction_queue: int
+    training_queue: int
+    policy_lag: float
+    predictors: int
+    trainers: int
+    mean_return: float
+    episodes: int
+    losses: dict[str, float] = field(default_factory=dict)
+
+
+class Ga3cRunner:
+    """Trains `policy` on `envs` (one agent per env) with GA3C for `seconds` of wall time.
+
+    envs: VecEnv batches on the CPU. seed: the action noise of each predictor and the balancer's
+    moves. on_period: called with every PeriodStats (logging)."""
+
+    def __init__(self, envs: Sequence[Any], policy: ActorCritic, algo: AlgoCfg, cfg: Ga3cCfg, *, seed: int = 0,
+                 on_period: Callable[[PeriodStats], None] | None = None):
+        self.envs, self.policy, self.algo, self.cfg = list(envs), policy, algo, cfg
+        self.device = torch.device("cpu")
+        self.optimizer = torch.optim.Adam(policy.parameters(), lr=algo.learning_rate)
+        self.lock = threading.Lock()
+        self.version = 0
+        self.seed = seed
+        self.on_period = on_period
+        self.prediction_queue: queue.Queue[_Request] = queue.Queue()
+        self.training_queue: queue.Queue[_Experience] = queue.Queue()
+        self.stop = threading.Event()
+        self.wanted = {"predictors": cfg.predictors, "trainers": cfg.trainers}
+        self.balancer = ThreadBalancer(self.wanted, {"predictors": cfg.max_predictors, "trainers": cfg.max_trainers},
+                                       random.Random(seed))
+        self._counters = {"predictions": 0, "updates": 0, "transitions": 0, "episodes": 0}
+        self._return_sum = 0.0
+        self._lag_sum = 0.0
+        self._loss_sums: dict[str, float] = {}
+        self._stat_lock = threading.Lock()
+        self._threads: dict[str, list[threading.Thread]] = {"predictors": [], "trainers": []}
+        self.history: list[PeriodStats] = []
+
+    # --- threads ------------------------------------------------------------------------------------
+    def _agent(self, index: int) -> None:
+        env, steps = self.envs[index], self.algo.num_steps_per_env
+        obs = env.reset()[0]
+        while not self.stop.is_set():
+            rollout: list[tuple[Observations, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]] = []
+            for _ in range(steps):
+                request = _Request(index, obs, threading.Event(), [])
+                self.prediction_queue.put(request)
+                while not request.done.wait(0.1):
+                    if self.stop.is_set():
+                        return
+                actions, log_prob, values, version = request.reply
+                next_obs, reward, terminated, truncated, extras = env.step(actions)
+                # time-outs are bootstrapped as in the synchronous runner: r += γ·V(s_t)
+                reward = bootstrap_time_outs(reward, values, truncated, self.algo.gamma)
+                rollout.append((obs, actions, log_prob, reward, terminated | truncated, version))
+                ended = extras.get("episode_end", terminated | truncated)
+                if bool(ended.any()):
+                    with self._stat_lock:
+                        self._counters["episodes"] += int(ended.sum())
+                        self._return_sum += float(extras["episode_return"][ended].sum())
+                obs = next_obs
+            stacked = _Experience(
+                obs={g: torch.stack([r[0][g] for r in rollout]) for g in obs},
+                actions=torch.stack([r[1] for r in rollout]),
+                behaviour_log_prob=torch.stack([r[2] for r in rollout]),
+                rewards=torch.stack([r[3] for r in rollout]),
+                dones=torch.stack([r[4] for r in rollout]),
+                last_obs=obs,
+                versions=torch.tensor([r[5] for r in rollout], dtype=torch.float32)[:, None].expand(steps, env.num_envs),
+            )
+            self.training_queue.put(stacked)
+
+    def _predictor(self, index: int) -> None:
+        generator = torch.Generator().manual_seed(self.seed * 1000 + index)
+        while not self.stop.is_set() and index < self.wanted["predictors"]:
+            try:
+                first = self.prediction_queue.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            requests = [first]
+            while len(requests) < self.cfg.max_prediction_batch:
+                try:
+                    requests.append(self.prediction_queue.get_nowait())
+                except queue.Empty:
+                    break
+            obs = {g: torch.cat([r.obs[g] for r in requests]) for g in first.obs}
+            with torch.no_grad(), self.lock:
+                self.policy.update_normalization(obs)
+                step, values = self.policy.act_and_evaluate(obs, generator)
+                version = self.version
+            start = 0
+            for request in requests:
+                rows = slice(start, start + next(iter(request.obs.values())).shape[0])
+                start = rows.stop
+                request.reply.extend((step.actions[rows], step.log_prob[rows], values[rows], version))
+                request.done.set()
+            with self._stat_lock:
+                self._counters["predictions"] += start
+
+    def _trainer(self, index: int) -> None:
+        replica = copy.deepcopy(self.policy)
+        while not self.stop.is_set() and index < self.wanted["trainers"]:
+            batch: list[_Experience] = []
+            transitions = 0
+            while transitions < self.cfg.min_training_batch and not self.stop.is_set():
+                try:
+                    experience = self.training_queue.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                batch.append(experience)
+                transitions += experience.rewards.numel()
+            if self.stop.is_set():
+                return
+            with self.lock:  # the current parameters (and normalizer statistics) into this trainer's replica
+                replica.load_state_dict(self.policy.state_dict())
+                version = self.version
+            losses, lag = self._gradients(replica, batch, version)
+            with self.lock:
+                for shared, local in zip(self.policy.parameters(), replica.parameters(), strict=True):
+                    shared.grad = local.grad
+                self.optimizer.step()
+                self.version += 1
+            with self._stat_lock:
+                self._counters["updates"] += 1
+                self._counters["transitions"] += transitions
+                self._lag_sum += lag
+                for name, value in losses.items():
+                    self._loss_sums[name] = self._loss_sums.get(name, 0.0) + value
+
+    def _gradients(self, replica: ActorCritic, batch: list[_Experience], version: int) -> tuple[dict[str, float], float]:
+        """V-trace A2C gradients of `batch` in `replica`'s parameters; (losses, mean policy lag)."""
+        algo = self.algo
+        obs = {g: torch.cat([e.obs[g] for e in batch], dim=1) for g in batch[0].obs}
+        last_obs = {g: torch.cat([e.last_obs[g] for e in batch]) for g in batch[0].last_obs}
+        actions = torch.cat([e.actions for e in batch], dim=1)
+        behaviour = torch.cat([e.behaviour_log_prob for e in batch], dim=1)
+        rewards = torch.cat([e.rewards for e in batch], dim=1)
+        dones = torch.cat([e.dones for e in batch], dim=1)
+        versions = torch.cat([e.versions for e in batch], dim=1)
+        steps, envs = rewards.shape
+        flat = {g: v.reshape(steps * envs, *v.shape[2:]) for g, v in obs.items()}
+        mean, std, values = replica.forward_train(flat)
+        log_prob = replica.log_prob(actions.reshape(steps * envs, -1), mean, std).view(steps, envs)
+        entropy = replica.entropy(mean, std)
+        values = values.view(steps, envs)
+        with torch.no_grad():
+            bootstrap = replica.evaluate(last_obs)
+        targets, advantages, _ = vtrace(behaviour, log_prob.detach(), rewards, values.detach(), bootstrap, dones,
+                                        algo.gamma, self.cfg.rho_bar, self.cfg.c_bar, algo.lam)
+        loss, policy_loss, value_loss, mean_entropy = importance_weighted_a2c_loss(
+            log_prob, values, entropy, targets, advantages, algo.value_loss_coef, algo.entropy_coef)
+        replica.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(replica.parameters(), algo.max_grad_norm)
+        lag = float(version - versions.mean())
+        return {"policy_loss": float(policy_loss.detach()), "value_loss": float(value_loss.detach()),
+                "entropy": float(mean_entropy.detach())}, lag
+
+    def _start(self, kind: str, count: int) -> None:
+        target = self._predictor if kind == "predictors" else self._trainer
+        threads = [t for t in self._threads[kind] if t.is_alive()]
+        for index in range(len(threads), count):
+            thread = threading.Thread(target=target, args=(index,), name=f"ga3c-{kind}-{index}", daemon=True)
+            thread.start()
+            threads.append(thread)
+        self._threads[kind] = threads
+
+    # --- the loop --------------------------------------------------------------------------------------
+    def learn(self, seconds: float) -> list[PeriodStats]:
+        """Train for `seconds` of wall time; returns the statistics of every balancing period."""
+        self.policy.train()
+        start = time.perf_counter()
+        agents = [threading.Thread(target=self._agent, args=(i,), name=f"ga3c-agent-{i}", daemon=True)
+                  for i in range(len(self.envs))]
+        for thread in agents:
+            thread.start()
+        for kind, count in self.wanted.items():
+            self._start(kind, count)
+        try:
+            while time.perf_counter() - start < seconds:
+                period_start = time.perf_counter()
+                before = dict(self._counters)
+                returns_before, episodes_before, lag_before = self._return_sum, self._counters["episodes"], self._lag_sum
+                losses_before = dict(self._loss_sums)
+                time.sleep(max(0.0, min(self.cfg.adjust_every_s, seconds - (period_start - start))))
+                elapsed = time.perf_counter() - period_start
+                with self._stat_lock:
+                    done = {k: self._counters[k] - before[k] for k in before}
+                    episodes = self._counters["episodes"] - episodes_before
+                    returns = self._return_sum - returns_before
+                    lag = self._lag_sum - lag_before
+                    losses = {k: (v - losses_before.get(k, 0.0)) / max(done["updates"], 1)
+                              for k, v in self._loss_sums.items()}
+                stats = PeriodStats(
+                    wall_time_s=time.perf_counter() - start, pps=done["predictions"] / elapsed,
+                    tps=done["updates"] / elapsed, transitions_per_s=done["transitions"] / elapsed,
+                    prediction_queue=self.prediction_queue.qsize(), training_queue=self.training_queue.qsize(),
+                    policy_lag=lag / max(done["updates"], 1), predictors=self.wanted["predictors"],
+                    trainers=self.wanted["trainers"], mean_return=returns / episodes if episodes else float("nan"),
+                    episodes=episodes, losses=losses)
+                self.history.append(stats)
+                if self.on_period is not None:
+                    self.on_period(stats)
+                if self.cfg.dynamic:
+                    self.wanted.update(self.balancer.step(stats.tps))
+                    for kind, count in self.wanted.items():
+                        self._start(kind, count)
+        finally:
+            self.stop.set()
+            for thread in agents + self._threads["predictors"] + self._threads["trainers"]:
+                thread.join(timeout=5.0)
+        return self.history

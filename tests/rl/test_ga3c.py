@@ -1,0 +1,106 @@
+"""GA3C: V-trace by hand, the lag correction on a problem with known values, the thread balancer
+under a synthetic load, and the asynchronous runner learning a small discrete task."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+
+from canter.core.rng import make_generator
+from canter.rl.config import AlgoCfg, PolicyCfg
+from canter.rl.ga3c import Ga3cCfg, Ga3cRunner, ThreadBalancer
+from canter.rl.modules import ActorCritic
+from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
+from tests.rl.fake_env import PickTheLit
+
+
+def test_vtrace_on_policy_is_the_n_step_return():
+    rewards = torch.tensor([[1.0], [0.0], [2.0]])
+    values = torch.tensor([[0.5], [0.2], [0.1]])
+    same = torch.zeros(3, 1)
+    no_done = torch.zeros(3, 1, dtype=torch.bool)
+    targets, advantages, rho = vtrace(same, same, rewards, values, torch.tensor([0.3]), no_done, gamma=0.9)
+    # v_2 = 2 + 0.9·0.3, v_1 = 0 + 0.9·v_2, v_0 = 1 + 0.9·v_1; A_t = r_t + γ v_{t+1} − V(x_t)
+    v2 = 2 + 0.9 * 0.3
+    v1 = 0.9 * v2
+    v0 = 1 + 0.9 * v1
+    torch.testing.assert_close(targets[:, 0], torch.tensor([v0, v1, v2]))
+    torch.testing.assert_close(advantages[:, 0], torch.tensor([v0 - 0.5, v1 - 0.2, v2 - 0.1]))
+    assert torch.equal(rho, torch.ones(3, 1))
+    # an episode that ended after step 1 cuts the return there
+    done = torch.tensor([[False], [True], [False]])
+    targets, _, _ = vtrace(same, same, rewards, values, torch.tensor([0.3]), done, gamma=0.9)
+    torch.testing.assert_close(targets[:, 0], torch.tensor([1.0, 0.0, v2]))
+
+
+def test_vtrace_clips_the_importance_weights():
+    behaviour = torch.log(torch.tensor([[0.5], [0.1]]))
+    target = torch.log(torch.tensor([[0.25], [0.4]]))  # ratios 0.5 and 4
+    zeros = torch.zeros(2, 1)
+    _, _, rho = vtrace(behaviour, target, zeros, zeros, torch.zeros(1), zeros.bool(), gamma=0.9, rho_bar=1.0)
+    torch.testing.assert_close(rho[:, 0], torch.tensor([0.5, 1.0]))
+
+
+def test_lag_correction_gives_the_on_policy_loss_and_gradient_in_expectation():
+    """One state, three actions with rewards 1, 2, 3, one-step episodes. The acting policy μ lags the
+    learner's π. Samples drawn from μ in exact proportions (5:3:2 of 10), weighted by V-trace's ρ = π/μ,
+    give the on-policy loss and gradient of samples drawn from π (2:3:5); unweighted they do not."""
+    mu = torch.tensor([0.5, 0.3, 0.2])
+    pi_probs = torch.tensor([0.2, 0.3, 0.5])
+    reward_of = torch.tensor([1.0, 2.0, 3.0])
+
+    def loss_and_grad(counts: list[int], behaviour: torch.Tensor, correct: bool) -> tuple[float, torch.Tensor]:
+        logits = torch.log(pi_probs).clone().requires_grad_(True)
+        actions = torch.cat([torch.full((n,), a) for a, n in enumerate(counts)])
+        log_pi = torch.log_softmax(logits, dim=0)[actions][None]  # (T=1, B)
+        log_mu = torch.log(behaviour)[actions][None]
+        values = torch.zeros_like(log_pi)
+        rewards = reward_of[actions][None]
+        dones = torch.ones_like(log_pi, dtype=torch.bool)
+        targets, advantages, _ = vtrace(log_mu if correct else log_pi.detach(), log_pi.detach(), rewards, values,
+                                        torch.zeros(len(actions)), dones, gamma=0.99, rho_bar=100.0, c_bar=100.0)
+        loss, _, _, _ = importance_weighted_a2c_loss(log_pi, values, torch.zeros_like(log_pi), targets, advantages,
+                                                     value_loss_coef=0.0, entropy_coef=0.0)
+        loss.backward()
+        assert logits.grad is not None
+        return float(loss.detach()), logits.grad
+
+    on_policy = loss_and_grad([2, 3, 5], pi_probs, correct=False)
+    corrected = loss_and_grad([5, 3, 2], mu, correct=True)
+    uncorrected = loss_and_grad([5, 3, 2], mu, correct=False)
+    assert corrected[0] == pytest.approx(on_policy[0], rel=1e-6)
+    torch.testing.assert_close(corrected[1], on_policy[1])
+    assert abs(uncorrected[0] - on_policy[0]) > 0.1  # without the correction the lag biases the loss
+
+
+def test_balancer_climbs_to_the_best_thread_counts_of_a_synthetic_load():
+    def tps(counts: dict[str, int]) -> float:  # peaks at 2 predictors and 3 trainers
+        return 100.0 - 10.0 * (counts["predictors"] - 2) ** 2 - 6.0 * (counts["trainers"] - 3) ** 2
+
+    balancer = ThreadBalancer({"predictors": 1, "trainers": 1}, {"predictors": 4, "trainers": 6}, random.Random(0))
+    counts = dict(balancer.counts)
+    for _ in range(40):
+        counts = balancer.step(tps(counts))
+    assert balancer.best_counts == {"predictors": 2, "trainers": 3}
+    assert balancer.best_tps == 100.0
+    # a worse move is undone: from the best, the next proposal differs from it by one step only
+    assert sum(abs(counts[k] - balancer.best_counts[k]) for k in counts) == 1
+
+
+def test_the_runner_learns_a_discrete_choice_and_reports_its_system_figures():
+    torch.manual_seed(0)
+    envs = [PickTheLit(num_envs=16, seed=s) for s in range(3)]
+    cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), distribution="categorical",
+                    critic_obs_groups=("policy",))
+    policy = ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
+    algo = AlgoCfg(algo="a2c", num_steps_per_env=4, learning_rate=3e-3, entropy_coef=0.0, lam=1.0, schedule="fixed")
+    ga3c = Ga3cCfg(num_agents=3, min_training_batch=64, adjust_every_s=0.5, max_predictors=2, max_trainers=2)
+    history = Ga3cRunner(envs, policy, algo, ga3c, seed=0).learn(4.0)
+    assert len(history) >= 6
+    assert all(p.pps > 0 and p.tps > 0 for p in history[1:])
+    assert all(p.policy_lag >= 0 and 1 <= p.predictors <= 2 and 1 <= p.trainers <= 2 for p in history)
+    late = [p.mean_return for p in history[-3:] if not math.isnan(p.mean_return)]
+    assert late and sum(late) / len(late) > 0.9  # picks the cued choice (1 per step; chance is 0.25)
