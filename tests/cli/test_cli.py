@@ -20,10 +20,13 @@ def test_list_json_names_every_task_with_its_model(capsys):
     assert main(["list", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     names = {row["name"] for row in rows}
-    assert {"cartpole", "ant"} <= names
+    assert {"cartpole", "ant", "atari-pong"} <= names
     for row in rows:
-        assert row["model_path"].endswith(".xml")
-        assert row["action_size"] > 0 and row["observation_sizes"]["policy"] > 0
+        assert row["model_path"].endswith(".xml") or row["model_path"].startswith("ale-py:")
+        size = row["observation_sizes"]["policy"]
+        assert row["action_size"] > 0 and (size > 0 if isinstance(size, int) else len(size) == 3 and min(size) > 0)
+    pong = next(row for row in rows if row["name"] == "atari-pong")
+    assert pong["observation_sizes"]["policy"] == [4, 84, 84] and pong["action_size"] == 6
 
 
 def test_bench_env_json_has_the_documented_keys(capsys):

@@ -5,6 +5,7 @@ settings, and one-line errors for bad input."""
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 
@@ -161,3 +162,29 @@ def test_bad_atari_train_commands_are_one_line(tmp_path, argv, message):
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def _canter(args: list[str], cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "canter", *args], cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
+def test_train_eval_play_of_an_atari_run(tmp_path):
+    """One PPO iteration on 4 short games (100 agent steps), then whole-game evaluation and a video."""
+    run = tmp_path / "pong"
+    result = _canter(["train", "atari-pong", "--num-envs", "4", "--max-iterations", "1", "--run-dir", str(run),
+                      "--env.max-episode-frames", "400", "--agent.algo.num-steps-per-env", "8", "--quiet"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    result = _canter(["eval", str(run), "--episodes", "4", "--num-envs", "4", "--json"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    # unclipped scores of whole games, cut at 100 agent steps: a score in [-21, 21], 100 steps long
+    assert report["episodes"] == 4 and -21 <= report["mean_return"] <= 21 and 90 <= report["mean_episode_length"] <= 100
+    video = tmp_path / "pong.mp4"
+    result = _canter(["play", str(run), "--steps", "20", "--num-envs", "2", "--video", str(video)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert video.stat().st_size > 1000
+    for argv, message in ((["export", str(run)], "export: task 'atari-pong' is an Atari game"),
+                          (["bench", "env", "atari-pong", "--num-envs", "2"], "bench env: task 'atari-pong' is an Atari game")):
+        result = _canter(argv, tmp_path)
+        errors = [line for line in result.stderr.splitlines() if "error" in line]
+        assert result.returncode == 2 and len(errors) == 1 and message in errors[0], result.stderr

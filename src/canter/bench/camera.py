@@ -179,7 +179,7 @@ def _scene(cfg: CameraBenchCfg) -> tuple[str, Simulator, Callable[[], None]]:
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.tasks import REGISTRY
 
-    env_cfg = REGISTRY.get(cfg.task or "").env_cfg()
+    env_cfg = REGISTRY.get_mujoco(cfg.task or "", "bench camera").env_cfg()
     env_cfg.num_envs, env_cfg.seed, env_cfg.device = cfg.num_envs, cfg.seed, cfg.device
     env_cfg.sim.backend = cfg.backend  # type: ignore[assignment]
     env_cfg.sim.num_threads = cfg.threads

@@ -163,7 +163,7 @@ class DrMemory:
 def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
     if cfg.repeats < 1 or cfg.seconds <= 0:
         raise ConfigError("bench: repeats must be >= 1 and seconds > 0")
-    spec = REGISTRY.get(cfg.task)
+    spec = REGISTRY.get_mujoco(cfg.task, "bench env")
     env_cfg = spec.env_cfg()
     env_cfg.num_envs = cfg.num_envs
     env_cfg.seed = cfg.seed

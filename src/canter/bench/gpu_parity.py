@@ -32,7 +32,7 @@ def warp_parity(task: str, num_envs: int = 64, warmup: int = 20, steps: int = 1,
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.tasks import REGISTRY
 
-    spec = REGISTRY.get(task)
+    spec = REGISTRY.get_mujoco(task, "gpu parity")
 
     def build(dev: str) -> ManagerBasedRLEnv:
         cfg = spec.env_cfg()

@@ -168,7 +168,7 @@ class LatencyResult:
 
 def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = None) -> LatencyResult:
     """Latency rows {policy, backend, p50_us, p99_us, max_us, mean_us} for the MLP and the GRU."""
-    spec = REGISTRY.get(cfg.task)
+    spec = REGISTRY.get_mujoco(cfg.task, "bench latency")
     if spec.agent_cfg is None:
         raise ConfigError(f"task {cfg.task!r} has no agent config")
     env_cfg = spec.env_cfg()

@@ -46,7 +46,9 @@ def export_main(args: ExportArgs) -> int:
     command, run_args, runner = load_run(args.run_dir, args.record_envs, args.checkpoint)
     task = command.task
     env = runner.env
-    assert isinstance(env, ManagerBasedRLEnv)
+    if not isinstance(env, ManagerBasedRLEnv):
+        raise CanterError(f"export: task {task!r} is an Atari game; export writes the metadata of MuJoCo robots "
+                          "(joints, gains, action terms) and supports MuJoCo tasks only")
     report = export_policy(env, runner.algorithm.policy, task, fmt=args.format, out=out, quantize=args.quantize,
                            record_steps=args.record_steps, seed=run_args.seed)
     console = Console()

@@ -33,8 +33,8 @@ def describe_tasks() -> list[dict[str, object]]:
                 "name": spec.name,
                 "description": spec.description,
                 "model_path": getattr(cfg, "model_path", None) or f"ale-py:{getattr(cfg, 'game', '')}",
-                "observation_sizes": {k: v[0] if len(v) == 1 else "x".join(map(str, v))
-                                      for k, v in env.observation_shapes.items()},
+                # a vector group's size, an image group's (C, H, W)
+                "observation_sizes": {k: v[0] if len(v) == 1 else list(v) for k, v in env.observation_shapes.items()},
                 "action_size": env.num_actions,
                 "default_num_envs": default_envs,
                 "control_hz": round(1.0 / env.step_dt, 3),
@@ -58,7 +58,8 @@ def list_main(args: ListArgs) -> int:
     for column in ("name", "model", "obs", "actions", "default envs", "control Hz", "description"):
         table.add_column(column)
     for row in rows:
-        obs = ", ".join(f"{k}: {v}" for k, v in row["observation_sizes"].items())  # type: ignore[union-attr]
+        obs = ", ".join(f"{k}: {'x'.join(map(str, v)) if isinstance(v, list) else v}"
+                        for k, v in row["observation_sizes"].items())  # type: ignore[union-attr]
         table.add_row(
             str(row["name"]),
             Path(str(row["model_path"])).name,

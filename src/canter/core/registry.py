@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from canter.core.errors import CanterError
+from canter.core.errors import CanterError, ConfigError
 
 if TYPE_CHECKING:
     from canter.envs.env_cfg import EnvCfg
@@ -46,6 +46,13 @@ class Registry:
         if name not in self._tasks:
             raise CanterError(f"unknown task {name!r} (registered: {', '.join(sorted(self._tasks))})")
         return self._tasks[name]
+
+    def get_mujoco(self, name: str, command: str) -> TaskSpec:
+        """The task `name` for a command that needs a MuJoCo task (one-line ConfigError for an Atari game)."""
+        spec = self.get(name)
+        if spec.kind != "mujoco":
+            raise ConfigError(f"{command}: task {name!r} is an Atari game; this command needs a MuJoCo task")
+        return spec
 
     def names(self, kind: TaskKind | None = None) -> list[str]:
         """Every task's name, or those of one kind ("mujoco": manager-based MuJoCo envs; "atari")."""

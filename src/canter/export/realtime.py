@@ -70,7 +70,7 @@ def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int) -
     decimation = round(1.0 / (rate_hz * md.physics_dt))
     if decimation < 1 or not math.isclose(decimation * md.physics_dt * rate_hz, 1.0, rel_tol=1e-6):
         raise CanterError(f"--rate {rate_hz:g} Hz is not a whole number of physics steps of {md.physics_dt:g} s")
-    cfg = REGISTRY.get(task).env_cfg()
+    cfg = REGISTRY.get_mujoco(task, "deploy run").env_cfg()
     cfg.num_envs, cfg.device, cfg.seed, cfg.decimation = 1, "cpu", seed, decimation
     cfg.sim.num_threads = 1
     env = ManagerBasedRLEnv(cfg)

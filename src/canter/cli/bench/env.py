@@ -83,7 +83,7 @@ def memory_main(args: MemoryArgs) -> int:
     from canter.sim.model import load_model
     from canter.tasks import REGISTRY
 
-    cfg = REGISTRY.get(args.task).env_cfg()
+    cfg = REGISTRY.get_mujoco(args.task, "bench env").env_cfg()
     model = load_model(args.model or cfg.model_path, cfg.spec_edits)
     results = [measure_dr_memory(model, n) for n in args.num_envs]
     if args.json:
