@@ -229,8 +229,13 @@ class ActorCritic(nn.Module):
         """Samples actions a ~ N(μ(s), σ²) (categorical: a one-hot a ~ softmax(logits)) with noise from
         `generator` (on the obs device)."""
         mean, std = self.action_distribution(obs)
-        actions = categorical_sample(mean, generator) if self.discrete else gaussian_sample(mean, std, generator)
+        actions = self.sample(mean, std, generator)
         return PolicyStep(actions, self.log_prob(actions, mean, std), mean, std)
+
+    def sample(self, mean: torch.Tensor, std: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """Actions drawn from the distribution (mean, std) with noise from `generator`: Gaussian, or
+        one-hot rows from softmax(mean) for a categorical policy."""
+        return categorical_sample(mean, generator) if self.discrete else gaussian_sample(mean, std, generator)
 
     def act_and_evaluate(self, obs: Observations, generator: torch.Generator) -> tuple[PolicyStep, torch.Tensor]:
         """act(obs) and evaluate(obs) of the same observations, encoding them once where actor and
@@ -239,7 +244,7 @@ class ActorCritic(nn.Module):
             return self.act(obs, generator), self.evaluate(obs)
         features = self.encode(obs, self.actor_obs_groups)
         mean, std = self.distribution_from_features(features)
-        actions = categorical_sample(mean, generator) if self.discrete else gaussian_sample(mean, std, generator)
+        actions = self.sample(mean, std, generator)
         return PolicyStep(actions, self.log_prob(actions, mean, std), mean, std), self.critic(features).squeeze(-1)
 
     def act_inference(self, obs: Observations) -> torch.Tensor:
