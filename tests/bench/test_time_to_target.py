@@ -41,6 +41,23 @@ def test_marks_evaluation_and_the_first_mark_reaching_the_target(tmp_path):
     assert plot_time_to_target(result, tmp_path / "t.png").stat().st_size > 10_000
 
 
+def test_save_dir_keeps_a_run_that_eval_loads(tmp_path):
+    from canter.cli.train_cmd import eval_main
+    from canter.rl.checkpoint import load_checkpoint
+
+    run = tmp_path / "run"
+    result = run_time_to_target("cartpole", "mean_return", 4.5, 1.0 / 60.0, ["--num-envs", "16"], eval_every_s=0.5,
+                                episodes=4, eval_envs=4, save_dir=str(run))
+    assert (run / "command.json").is_file() and (run / "config.yaml").is_file()
+    # a checkpoint per mark (named by whole minutes: these all round to 0) and the last as checkpoint.pt
+    last = load_checkpoint(run / "checkpoint.pt")
+    assert last["iteration"] == int(result.marks[-1]["iteration"])
+    assert load_checkpoint(run / "checkpoint_0min.pt")["iteration"] == last["iteration"]
+    assert eval_main([str(run), "--episodes", "4", "--num-envs", "4"]) == 0
+    with pytest.raises(CanterError, match="exists and is not empty"):
+        run_time_to_target("cartpole", "mean_return", 4.5, 0.01, ["--num-envs", "16"], save_dir=str(run))
+
+
 def test_unknown_metric_fails_before_training():
     with pytest.raises(CanterError, match=r"has no metric 'speed'.*lin_vel_x_abs_error"):
         run_time_to_target("dog-flat", "speed", 1.0, 1.0, ["--num-envs", "8"])

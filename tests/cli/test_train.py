@@ -51,6 +51,8 @@ def _one_error_line(result: subprocess.CompletedProcess) -> str:
         (("train", "cartpole", "--max-iteratons", "14"), "unrecognized options: --max-iteratons"),
         (("bench", "env", "--task", "ant"), "the task is the positional TASK"),
         (("trian",), "unknown command 'trian'"),
+        (("train", "cartpole", "--agent.algo.symmetry", "augment", "--max-iterations", "1"),
+         "algo.symmetry: 'augment': this task declares no left-right mirror"),
     ],
 )
 def test_every_parse_failure_is_one_line_with_exit_code_2(args, message):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -108,10 +109,10 @@ def test_play_writes_a_video(tmp_path):
 
     _train(tmp_path / "run", "--max-iterations", "1")
     code = "from canter.cli.main import entrypoint; entrypoint()"
-    video = tmp_path / "play.mp4"
+    video, strip = tmp_path / "play.mp4", tmp_path / "strip.png"
     result = subprocess.run(
         [sys.executable, "-c", code, "play", str(tmp_path / "run"), "--num-envs", "2", "--steps", "30", "--video", str(video),
-         "--width", "160", "--height", "120"],
+         "--width", "160", "--height", "120", "--strip", str(strip)],
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
@@ -120,6 +121,12 @@ def test_play_writes_a_video(tmp_path):
 
     frames = imageio.mimread(str(video))
     assert len(frames) == 30 and frames[0].shape == (120, 160, 3)
+    # the strip: frames 0, 3, 6, ..., 21 (every 30 // 8 = 3rd, 8 of them) with 4 px gaps
+    image = imageio.imread(str(strip))
+    assert image.shape == (120, 8 * 160 + 7 * 4, 3)
+    # the video is lossy (h264), the strip is not: the second panel is frame 3 up to compression
+    assert np.abs(image[:, 164 : 164 + 160].astype(float) - frames[3]).mean() < 8.0
+    assert (image[:, 160:164] == 255).all()
 
 
 def _scalars(run_dir: Path, prefix: str) -> dict[str, list[tuple[int, float]]]:

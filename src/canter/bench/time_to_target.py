@@ -66,13 +66,18 @@ def _reached(value: float, target: float, direction: str) -> bool:
 def run_time_to_target(task: str, metric: str, target: float, minutes: float, train_argv: list[str], *,
                        eval_every_s: float | None = None, episodes: int = 256, eval_envs: int = 256,
                        direction: Direction = "auto", stop_at_target: bool = False,
-                       progress: Any = None) -> TimeToTargetResult:
+                       save_dir: str | None = None, progress: Any = None) -> TimeToTargetResult:
+    """save_dir: keep the trained run there as a run directory (command.json, config.yaml) with
+    `checkpoint.pt` (the last mark) and `checkpoint_<minutes>min.pt` at every mark, for `canter
+    play`/`eval`; None: train in a temporary directory."""
     from canter.cli.play_eval import evaluate
     from canter.core.device import torch_threads
     from canter.envs.atari import AtariEnv
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.rl.runner import OnPolicyRunner
-    from canter.runs.args import build_env, cpu_physics, make_env, parse_train_args, task_expert
+    from canter.runs.args import TrainFlags, build_env, cpu_physics, make_env, parse_train_args, task_expert
+    from canter.runs.parsing import parse
+    from canter.runs.rundir import RunCommand, make_run_dir, write_run_files
     from canter.tasks import REGISTRY
 
     if not minutes > 0:
@@ -113,10 +118,15 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
     def reached(mark: dict[str, float]) -> bool:
         return all(_reached(mark[name], target, way) for name in names)
 
+    kept = None if save_dir is None else make_run_dir(Path(save_dir))
     env = make_env(args)
     marks: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args),
+        run_dir = kept if kept is not None else Path(tmp)
+        if kept is not None:
+            flags, overrides = parse(TrainFlags, [*train_argv, "--quiet"], prog=f"canter train {task}", unknown=True)
+            write_run_files(kept, RunCommand(task=task, flags=flags, overrides=overrides), args)
+        runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=cpu_physics(args),
                                 task=task, expert=task_expert(task, args, env))
         obs = env.reset()[0]
         runner.algorithm.train_mode()
@@ -142,6 +152,9 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
             mark = {"train_wall_s": trained, "env_steps": env_steps, "iteration": float(runner.iteration),
                     "train_mean_return": stats["mean_return"], **result}
             marks.append(mark)
+            if kept is not None:
+                runner.save(kept / f"checkpoint_{trained / 60.0:.0f}min.pt")
+                runner.save()
             if progress is not None:
                 progress(mark, metric)
             if trained >= budget or (stop_at_target and reached(mark)):

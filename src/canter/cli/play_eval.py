@@ -93,8 +93,12 @@ def eval_main(args: EvalArgs) -> int:
 
 
 def play_main(args: PlayArgs) -> int:
+    if args.strip and not args.video:
+        raise CanterError("--strip: needs --video (the strip is made of the video's frames)")
     if args.video:
         check_writable_file(Path(args.video))
+        if args.strip:
+            check_writable_file(Path(args.strip))
         try:
             import mujoco  # noqa: F401 - with MUJOCO_GL set, this loads the GL library
         except Exception as err:
@@ -111,10 +115,11 @@ def play_main(args: PlayArgs) -> int:
         scoring()
     recorder = None
     if args.video:
-        from canter.cli.video import FrameVideoRecorder, VideoRecorder
+        from canter.cli.video import STRIP_FRAMES, FrameVideoRecorder, VideoRecorder, write_frame_strip
 
         recorder = (VideoRecorder(env, args.video, args.width, args.height, args.camera)
                     if isinstance(env, ManagerBasedRLEnv) else FrameVideoRecorder(env, args.video))
+        recorder.keep_every = max(1, steps // STRIP_FRAMES) if args.strip else 0
     obs, _ = env.reset()
     total = torch.zeros(env.num_envs)
     finished: list[float] = []
@@ -131,6 +136,8 @@ def play_main(args: PlayArgs) -> int:
     if recorder is not None:
         path = recorder.close()
         console.print(f"video: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+        if args.strip:
+            console.print(f"frame strip: {write_frame_strip(recorder.kept, Path(args.strip))}")
     mean = sum(finished) / len(finished) if finished else float("nan")
     console.print(f"played {steps} steps x {env.num_envs} envs: {len(finished)} episodes ended, mean return {mean:.3f}")
     return 0

@@ -75,6 +75,7 @@ class PlayArgs:
     width: int = 640
     height: int = 480
     camera: str | None = None  # a camera of the model (default: the first one, else free)
+    strip: str | None = None  # with --video: also a PNG of 8 frames evenly spaced over the video, side by side
     checkpoint: str | None = None
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
 

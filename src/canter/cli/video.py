@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import mujoco
 import numpy as np
@@ -10,13 +11,46 @@ import numpy as np
 from canter.core.errors import CanterError
 from canter.envs.manager_env import ManagerBasedRLEnv
 
+STRIP_FRAMES = 8
 
-class VideoRecorder:
+
+class _Recorder:
+    """Appends frames to the mp4 writer; with keep_every > 0 also keeps every keep_every-th frame
+    (at most STRIP_FRAMES) for a frame strip."""
+
+    writer: Any
+
+    def __init__(self) -> None:
+        self.frames = 0
+        self.keep_every = 0
+        self.kept: list[np.ndarray] = []
+
+    def _append(self, frame: np.ndarray) -> None:
+        self.writer.append_data(frame)
+        if self.keep_every and self.frames % self.keep_every == 0 and len(self.kept) < STRIP_FRAMES:
+            self.kept.append(frame.copy())
+        self.frames += 1
+
+
+def write_frame_strip(frames: list[np.ndarray], path: Path) -> Path:
+    """The frames side by side, 4 px of white between them, as one PNG."""
+    import imageio.v2 as imageio
+
+    if not frames:
+        raise CanterError("--strip: no frames were recorded")
+    gap = np.full((frames[0].shape[0], 4, 3), 255, dtype=np.uint8)
+    parts = [part for frame in frames for part in (frame, gap)][:-1]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    imageio.imwrite(str(path), np.concatenate(parts, axis=1))
+    return path
+
+
+class VideoRecorder(_Recorder):
     def __init__(self, env: ManagerBasedRLEnv, path: str, width: int, height: int, camera: str | None):
         self.env = env
         self.path = Path(path)
         self.fps = 1.0 / env.step_dt
-        self.frames = 0
+        super().__init__()
         model = env.sim.model
         model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
         model.vis.global_.offheight = max(model.vis.global_.offheight, height)
@@ -40,8 +74,7 @@ class VideoRecorder:
         self.data.qvel[:] = sim.qvel[0].detach().cpu().numpy()
         mujoco.mj_forward(sim.model, self.data)
         self.renderer.update_scene(self.data, camera=self.camera)
-        self.writer.append_data(np.asarray(self.renderer.render()))
-        self.frames += 1
+        self._append(np.asarray(self.renderer.render()))
 
     def close(self) -> Path:
         self.writer.close()
@@ -49,7 +82,7 @@ class VideoRecorder:
         return self.path
 
 
-class FrameVideoRecorder:
+class FrameVideoRecorder(_Recorder):
     """Video of env 0 from an env's own image observations (an Atari game's newest 84x84 frame,
     scaled up by `scale` with nearest-neighbour pixels), written as mp4 at the env's step rate."""
 
@@ -61,15 +94,14 @@ class FrameVideoRecorder:
         self.env, self.group, self.scale = env, group, scale
         self.path = Path(path)
         self.fps = 1.0 / env.step_dt
-        self.frames = 0
+        super().__init__()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.writer = imageio.get_writer(str(self.path), fps=self.fps, codec="libx264", quality=7, macro_block_size=4)
 
     def capture(self) -> None:
         frame = self.env.get_observations()[self.group][0, -1].detach().cpu().numpy()
         frame = np.kron(frame, np.ones((self.scale, self.scale), dtype=frame.dtype))
-        self.writer.append_data(np.repeat(frame[..., None], 3, axis=2))
-        self.frames += 1
+        self._append(np.repeat(frame[..., None], 3, axis=2))
 
     def close(self) -> Path:
         self.writer.close()

@@ -11,6 +11,7 @@ from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg
 from canter.managers.reward import RewardTermCfg
+from canter.managers.symmetry import SymmetryCfg
 from canter.managers.termination import TerminationTermCfg
 from canter.sim.config import SimCfg
 from canter.sim.model import SpecEdit
@@ -48,6 +49,7 @@ class EnvCfg(Validated):
     commands: dict[str, CommandTermCfg] = field(default_factory=dict)
     curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
     terrain: TerrainCfg | None = None  # None: the model's own floor, no terrain object
+    symmetry: SymmetryCfg | None = None  # the robot's left-right mirror (with ObsTermCfg.mirror), for the learner
 
     config_name = "env"
 

@@ -21,6 +21,7 @@ from rich.console import Console
 
 from canter.core import selection
 from canter.core.device import resolve_device
+from canter.core.mirror import Mirror
 from canter.core.profiling import section
 from canter.core.rng import make_generator
 from canter.core.validate import validate_tree
@@ -31,6 +32,7 @@ from canter.managers.curriculum import CurriculumManager
 from canter.managers.event import EventManager
 from canter.managers.observation import ObservationManager
 from canter.managers.reward import RewardManager
+from canter.managers.symmetry import action_mirror, group_mirrors
 from canter.managers.termination import TerminationManager
 from canter.mdp.randomization import randomization_summary
 from canter.scene.scene import Scene
@@ -112,6 +114,13 @@ class ManagerBasedRLEnv:
     def observation_dtypes(self) -> dict[str, torch.dtype]:
         """Per group: float32, or uint8 for an RGB image group."""
         return dict(self.observation_manager.group_dtypes)
+
+    def symmetry(self) -> tuple[dict[str, Mirror], Mirror] | None:
+        """The left-right mirror for the learner: (per observation group whose terms all declare a
+        mirror, its Mirror; the actions' Mirror), or None when the task declares no symmetry."""
+        if self.cfg.symmetry is None:
+            return None
+        return group_mirrors(self, self.cfg.symmetry), action_mirror(self, self.cfg.symmetry)
 
     def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         """Reset every env and return the first observations."""

@@ -27,6 +27,7 @@ from canter.core.validate import (
     require_finite,
     require_pair,
 )
+from canter.managers.symmetry import MirrorCfg
 from canter.managers.term import TermCfg, TermManager, build_term, print_table
 
 if TYPE_CHECKING:
@@ -66,9 +67,12 @@ class ObsTermCfg(TermCfg):
     clip: tuple[float, float] | None = None
     scale: float | None = None
     history_length: int = 0
+    mirror: MirrorCfg | None = None  # how the term maps under the robot's left-right mirror (symmetry)
 
     def validate(self) -> None:
         super().validate()
+        if self.mirror is not None:
+            self.mirror.validate()
         if self.clip is not None:
             require_pair(self, "clip", strict=True)
         if self.scale is not None:

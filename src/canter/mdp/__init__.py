@@ -77,7 +77,7 @@ from canter.mdp.terminations import (
     root_height_out_of_range,
     time_out,
 )
-from canter.mdp.terrain import HeightScan, reset_root_state_from_terrain, terrain_levels
+from canter.mdp.terrain import HeightScan, reset_root_state_from_terrain, terrain_levels, terrain_top_share
 
 __all__ = [
     "ConstantVelocityCommand",
@@ -140,6 +140,7 @@ __all__ = [
     "root_quat_w",
     "sensor",
     "terrain_levels",
+    "terrain_top_share",
     "time_out",
     "track_ang_vel_z_exp",
     "track_lin_vel_xy_exp",

@@ -138,3 +138,14 @@ def terrain_levels(
         move_down = (distance < required.to(distance.dtype)) & ~move_up & stepped
     terrain.update_levels(env_ids, move_up, move_down, env.generator)
     return terrain.terrain_levels.float().mean()
+
+
+def terrain_top_share(env: ManagerBasedRLEnv, env_ids: torch.Tensor, fraction: float = 1.0 / 3.0) -> torch.Tensor:
+    """A report, not a curriculum: the share of envs whose terrain level lies in the top
+    `fraction` of the rows (the top third of 10 rows: levels 7, 8, 9). Logged like the curriculum
+    terms; list it after `terrain_levels` so it sees this step's promotions."""
+    terrain = env.terrain
+    if terrain is None:
+        raise ConfigError("curriculum term terrain_top_share: the env has no terrain (set EnvCfg.terrain)")
+    first_top_level = terrain.num_rows - max(1, round(fraction * terrain.num_rows))
+    return (terrain.terrain_levels >= first_top_level).float().mean()

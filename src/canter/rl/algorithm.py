@@ -20,6 +20,7 @@ import torch
 from torch import nn
 
 from canter.core.errors import CanterError, ConfigError
+from canter.core.mirror import Mirror
 from canter.rl.config import AlgoCfg
 from canter.rl.distributed import all_reduce_gradients, all_reduce_mean
 from canter.rl.gae import bootstrap_time_outs, compute_gae
@@ -48,6 +49,7 @@ class OnPolicyAlgorithm:
     num_envs: envs per rollout. device: the env device; all rollout tensors stay there.
     generator: a torch.Generator on `device`, the only randomness of the algorithm (action noise and
         minibatch permutations).
+    symmetry: the env's mirrors (ManagerBasedRLEnv.symmetry()), used by PPO when cfg.symmetry is on.
 
     The learning rate is a () tensor on `device` shared with the optimizer (fused Adam accepts a
     tensor lr), so the adaptive schedule changes it without a host sync.
@@ -64,6 +66,7 @@ class OnPolicyAlgorithm:
         device: torch.device | str,
         generator: torch.Generator,
         observation_dtypes: Mapping[str, torch.dtype] | None = None,
+        symmetry: tuple[Mapping[str, Mirror], Mirror] | None = None,
     ) -> None:
         if cfg.algo != self.algo_name:
             raise ConfigError(f"algo.algo: {type(self).__name__} needs {self.algo_name!r}, got {cfg.algo!r}")
@@ -72,6 +75,8 @@ class OnPolicyAlgorithm:
         if generator.device.type != self.device.type:
             raise ValueError(f"generator is on {generator.device}, the algorithm on {self.device}")
         self.generator = generator
+        # (observation group -> Mirror, action Mirror) when cfg.symmetry is on (canter.rl.symmetry)
+        self.symmetry = symmetry
         self.policy = policy.to(self.device)
         self.storage = RolloutStorage(
             num_envs=num_envs,

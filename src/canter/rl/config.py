@@ -30,6 +30,7 @@ Schedule = Literal["adaptive", "fixed"]
 CompileBackend = Literal["inductor", "aot_eager"]
 CompileMode = Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
 Autocast = Literal["off", "bf16"]
+Symmetry = Literal["off", "augment", "loss", "both"]
 
 
 @dataclass(kw_only=True)
@@ -193,6 +194,10 @@ class AlgoCfg(Validated):
         matmuls; parameters, losses and optimizer state stay float32): about 2x faster for the Nature
         CNN on a CPU with AVX512-BF16 (BENCHMARKS.md §16). "off": float32 throughout. Measured on the
         dog's MLP it made the update 1.7x faster but training diverged (§14), so it is off by default.
+    symmetry: left-right symmetry for tasks that declare their mirror (EnvCfg.symmetry): "augment"
+        adds the mirror image of every minibatch sample (mirrored observations and actions, the same
+        advantages, returns and old log-probabilities) to the PPO loss; "loss" adds
+        symmetry_loss_coef * E|π(mirror(s)) - mirror(π(s))|² on the action means; "both"; "off".
     dagger: the β schedule and dataset of algo "dagger" (which regresses the expert's actions with
         num_learning_epochs passes of num_mini_batches minibatches over the dataset per iteration and
         ignores the PPO-only fields).
@@ -219,12 +224,15 @@ class AlgoCfg(Validated):
     compile_backend: CompileBackend = "inductor"
     compile_mode: CompileMode = "default"
     autocast: Autocast = "off"
+    symmetry: Symmetry = "off"
+    symmetry_loss_coef: float = 1.0
     dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
 
     config_name = "algo"
 
     def validate(self) -> None:
-        require_choice(self, "algo", "schedule", "autocast")
+        require_choice(self, "algo", "schedule", "autocast", "symmetry")
+        require_at_least(self, "symmetry_loss_coef", 0.0)
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
             require_at_least(self, field, 1, integer=True)
         require_positive(self, "clip_param", "learning_rate", "desired_kl", "min_learning_rate", "max_grad_norm")

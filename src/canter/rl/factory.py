@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import torch
 
 from canter.core.errors import ConfigError
+from canter.core.mirror import Mirror
 from canter.core.rng import derive_seed, make_generator
 from canter.envs.vec_env import VecEnv
 from canter.rl.a2c import A2C
@@ -47,6 +49,27 @@ def check_action_space(env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg) ->
         raise ConfigError(f"algo.algo: 'dagger' regresses continuous actions; this env has {kind} (use ppo or a2c)")
 
 
+def env_symmetry(env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg) -> tuple[dict[str, Mirror], Mirror] | None:
+    """The env's mirrors when algo_cfg.symmetry is on (None when off); one-line errors when the
+    task declares none, a group the policy reads has none, or the policy cannot use them."""
+    if algo_cfg.symmetry == "off":
+        return None
+    where = f"algo.symmetry: {algo_cfg.symmetry!r}"
+    if algo_cfg.algo != "ppo":
+        raise ConfigError(f"{where} is implemented for ppo, not {algo_cfg.algo!r}")
+    if policy_cfg.distribution != "gaussian" or policy_cfg.rnn_type != "none":
+        raise ConfigError(f"{where} needs a feed-forward Gaussian policy")
+    source = getattr(env, "symmetry", None)
+    maps = cast("tuple[dict[str, Mirror], Mirror] | None", source() if callable(source) else None)
+    if maps is None:
+        raise ConfigError(f"{where}: this task declares no left-right mirror (EnvCfg.symmetry)")
+    groups, _ = maps
+    missing = [g for g in (*policy_cfg.actor_obs_groups, *policy_cfg.critic_obs_groups) if g not in groups]
+    if missing:
+        raise ConfigError(f"{where}: observation group(s) {', '.join(sorted(set(missing)))} have a term without a mirror")
+    return maps
+
+
 def make_algorithm(
     env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg, *, seed: int, rank: int = 0, expert: Expert | None = None
 ) -> OnPolicyAlgorithm | Dagger:
@@ -68,4 +91,4 @@ def make_algorithm(
                       observation_dtypes=dtypes)
     algorithm_class = ALGORITHMS[algo_cfg.algo]
     return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator,
-                           observation_dtypes=dtypes)
+                           observation_dtypes=dtypes, symmetry=env_symmetry(env, policy_cfg, algo_cfg))

@@ -7,6 +7,8 @@ One iteration:
 3. `update`: num_learning_epochs passes over the rollout, each split into num_mini_batches shuffled
    minibatches (whole env sequences for recurrent policies). Per minibatch:
      - KL(π_old ‖ π) sets the learning rate of this step (adaptive schedule),
+     - with cfg.symmetry "augment"/"both", the minibatch is extended by its mirror image, and with
+       "loss"/"both" the mirror loss c_s·E|π(mirror(s)) - mirror(π(s))|² is added (canter.rl.symmetry),
      - loss = clipped surrogate + c_v·(clipped) value loss - c_e·entropy,
      - backward, gradient all-reduce (distributed only), global norm clip, Adam step.
 
@@ -22,6 +24,7 @@ from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.gae import normalize_advantages
 from canter.rl.losses import clipped_surrogate_loss, value_loss
 from canter.rl.storage import MiniBatch
+from canter.rl.symmetry import augment, first_rows, mirror_loss
 
 STAT_NAMES = ("surrogate_loss", "value_loss", "entropy", "kl", "grad_norm")
 
@@ -40,7 +43,8 @@ class PPO(OnPolicyAlgorithm):
         learning_rate after the update.
         """
         cfg = self.cfg
-        totals = {name: torch.zeros((), device=self.device) for name in STAT_NAMES}
+        names = (*STAT_NAMES, "symmetry_loss") if cfg.symmetry in ("loss", "both") else STAT_NAMES
+        totals = {name: torch.zeros((), device=self.device) for name in names}
         for batch in self._mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs):
             for name, value in self._learn(batch).items():
                 totals[name] += value
@@ -53,13 +57,25 @@ class PPO(OnPolicyAlgorithm):
     def _learn_step(self, batch: MiniBatch) -> dict[str, torch.Tensor]:
         """One gradient step on one minibatch; returns its statistics as detached () tensors."""
         cfg = self.cfg
+        size = batch.actions.shape[0]
+        mirrors = self.symmetry if cfg.symmetry != "off" else None
+        if mirrors is not None:  # rows size.. are the mirror images of rows ..size
+            batch = augment(batch, *mirrors)
         mean, std, values = self._forward(batch)
+
+        # How far the policy moved from the one that collected the data, before this step (measured
+        # on the collected samples only).
+        kl = self._adapt_learning_rate(batch._replace(old_mean=batch.old_mean[:size], old_std=batch.old_std[:size]),
+                                       mean[:size], std[:size])
+        symmetry_loss = None
+        if mirrors is not None and cfg.symmetry in ("loss", "both"):
+            symmetry_loss = mirror_loss(mean[:size], mean[size:], mirrors[1])
+        if cfg.symmetry == "loss":  # the PPO terms on the collected samples only
+            batch = first_rows(batch, size)
+            mean, std, values = mean[:size], std[:size], values[:size]
         advantages = batch.advantages
         if cfg.normalize_advantage_per_mini_batch:
             advantages = normalize_advantages(advantages)
-
-        # How far the policy moved from the one that collected the data, before this step.
-        kl = self._adapt_learning_rate(batch, mean, std)
 
         log_prob = self.policy.log_prob(batch.actions, mean, std)
         surrogate = clipped_surrogate_loss(log_prob, batch.old_log_prob, advantages, cfg.clip_param)
@@ -68,12 +84,17 @@ class PPO(OnPolicyAlgorithm):
         )
         entropy = self.policy.entropy(mean, std).mean()
         loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
+        if symmetry_loss is not None:
+            loss = loss + cfg.symmetry_loss_coef * symmetry_loss
 
         grad_norm = self._gradient_step(loss)
-        return {
+        stats = {
             "surrogate_loss": surrogate.detach(),
             "value_loss": value.detach(),
             "entropy": entropy.detach(),
             "kl": kl,
             "grad_norm": grad_norm,
         }
+        if symmetry_loss is not None:
+            stats["symmetry_loss"] = symmetry_loss.detach()
+        return stats

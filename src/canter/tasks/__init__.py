@@ -16,6 +16,8 @@ from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg
 from canter.tasks.grasp.expert import GraspExpert
 from canter.tasks.grasp.mdp import grasp_metrics
 from canter.tasks.grasp.vision import arm_grasp_agent_cfg, arm_grasp_env_cfg
+from canter.tasks.humanoid.agent_cfg import humanoid_agent_cfg
+from canter.tasks.humanoid.env_cfg import humanoid_flat_env_cfg, humanoid_stairs_env_cfg
 from canter.tasks.stones.agent_cfg import dog_stones_agent_cfg
 from canter.tasks.stones.env_cfg import dog_stones_env_cfg
 
@@ -59,6 +61,20 @@ REGISTRY = Registry(
             description="The dog over generated terrain: curriculum, height scan, domain randomization.",
             env_cfg=dog_rough_env_cfg,
             agent_cfg=dog_agent_cfg,
+            metrics=velocity_tracking_errors,
+        ),
+        TaskSpec(
+            name="humanoid-flat",
+            description="A 21-DoF humanoid (our MJCF, G1 class) tracks commanded planar and yaw velocities; DR, pushes.",
+            env_cfg=humanoid_flat_env_cfg,
+            agent_cfg=humanoid_agent_cfg,
+            metrics=velocity_tracking_errors,
+        ),
+        TaskSpec(
+            name="humanoid-stairs",
+            description="The humanoid walks up and down stairs: terrain curriculum, height scan, DR.",
+            env_cfg=humanoid_stairs_env_cfg,
+            agent_cfg=humanoid_agent_cfg,
             metrics=velocity_tracking_errors,
         ),
         TaskSpec(

@@ -30,6 +30,7 @@ class TimeToTargetArgs:
     stop_at_target: bool = False  # stop training at the first mark that reaches the target
     json: bool = False
     out: str | None = None  # write time_to_target.json and .png into this directory
+    save_dir: str | None = None  # keep the trained run here (checkpoints at every mark) for canter play / eval
 
     def run(self, train_argv: list[str]) -> int:
         from rich.console import Console
@@ -49,7 +50,8 @@ class TimeToTargetArgs:
 
         result = run_time_to_target(self.task, self.metric, self.target, self.minutes, train_argv,
                                     eval_every_s=self.eval_every, episodes=self.episodes, eval_envs=self.eval_envs,
-                                    direction=self.direction, stop_at_target=self.stop_at_target, progress=progress)
+                                    direction=self.direction, stop_at_target=self.stop_at_target,
+                                    save_dir=self.save_dir, progress=progress)
         if self.out is not None:
             Path(self.out).mkdir(parents=True, exist_ok=True)
             plot_time_to_target(result, Path(self.out) / "time_to_target.png")

@@ -11,30 +11,46 @@ from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
 from canter.managers.reward import RewardTermCfg
+from canter.managers.symmetry import (
+    ANGULAR,
+    LINEAR,
+    VELOCITY_COMMAND,
+    SymmetryCfg,
+    mirror_of,
+    mirror_permute,
+    mirror_signs,
+)
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import locomotion
 from canter.mdp.actions import joint_position_action
 from canter.mdp.commands import UniformVelocityCommandCfg
-from canter.scene.entity import actuators, bodies, geoms, sensors
+from canter.scene.entity import bodies, geoms, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path
+from canter.tasks.legged import add_domain_randomization
 from canter.terrains import rough_terrain_cfg
 
 FEET_TOUCH = sensors(".*_touch")
 THIGH_CONTACTS = sensors(".*_thigh_contact")
 TRUNK_CONTACT = sensors("trunk_contact")
+FEET_MIRROR = mirror_permute(1, 0, 3, 2)  # the feet in model order FR, FL, RR, RL
+# front and rear legs keep their places, left and right trade them; the hip (abduction, about x)
+# flips sign, thigh and calf (about y) do not
+DOG_SYMMETRY = SymmetryCfg(pairs=(("FL_", "FR_"), ("RL_", "RR_")), negated=(".*_hip_joint",))
 
 
 def _policy_obs() -> ObsGroupCfg:
     return ObsGroupCfg(
         terms={
-            "base_lin_vel": ObsTermCfg(func=mdp.base_lin_vel, noise=unoise(0.1)),
-            "base_ang_vel": ObsTermCfg(func=mdp.base_ang_vel, noise=unoise(0.2), scale=0.25),
-            "projected_gravity": ObsTermCfg(func=mdp.projected_gravity, noise=unoise(0.05)),
-            "velocity_commands": ObsTermCfg(func=mdp.generated_commands, params={"command_name": "base_velocity"}),
-            "joint_pos": ObsTermCfg(func=mdp.joint_pos_rel, noise=unoise(0.01)),
-            "joint_vel": ObsTermCfg(func=mdp.joint_vel, noise=unoise(1.5), scale=0.05),
-            "actions": ObsTermCfg(func=mdp.last_action),
+            "base_lin_vel": ObsTermCfg(func=mdp.base_lin_vel, noise=unoise(0.1), mirror=mirror_signs(*LINEAR)),
+            "base_ang_vel": ObsTermCfg(func=mdp.base_ang_vel, noise=unoise(0.2), scale=0.25, mirror=mirror_signs(*ANGULAR)),
+            "projected_gravity": ObsTermCfg(func=mdp.projected_gravity, noise=unoise(0.05), mirror=mirror_signs(*LINEAR)),
+            "velocity_commands": ObsTermCfg(
+                func=mdp.generated_commands, params={"command_name": "base_velocity"}, mirror=mirror_signs(*VELOCITY_COMMAND)
+            ),
+            "joint_pos": ObsTermCfg(func=mdp.joint_pos_rel, noise=unoise(0.01), mirror=mirror_of("joints")),
+            "joint_vel": ObsTermCfg(func=mdp.joint_vel, noise=unoise(1.5), scale=0.05, mirror=mirror_of("joints")),
+            "actions": ObsTermCfg(func=mdp.last_action, mirror=mirror_of("actions")),
         }
     )
 
@@ -43,9 +59,9 @@ def _critic_obs() -> ObsGroupCfg:
     """Privileged, noiseless: the policy's observations plus contacts, friction and trunk mass."""
     group = _policy_obs()
     group.enable_corruption = False
-    group.terms["feet_contact"] = ObsTermCfg(func=locomotion.contact_states, params={"sensors": FEET_TOUCH})
-    group.terms["foot_friction"] = ObsTermCfg(func=locomotion.geom_friction, params={"geoms": geoms(".*_foot")})
-    group.terms["trunk_mass"] = ObsTermCfg(func=locomotion.body_mass, params={"bodies": bodies("trunk")})
+    group.terms["feet_contact"] = ObsTermCfg(func=locomotion.contact_states, params={"sensors": FEET_TOUCH}, mirror=FEET_MIRROR)
+    group.terms["foot_friction"] = ObsTermCfg(func=locomotion.geom_friction, params={"geoms": geoms(".*_foot")}, mirror=FEET_MIRROR)
+    group.terms["trunk_mass"] = ObsTermCfg(func=locomotion.body_mass, params={"bodies": bodies("trunk")}, mirror=mirror_of("invariant"))
     return group
 
 
@@ -71,6 +87,7 @@ def dog_flat_env_cfg() -> EnvCfg:
             )
         },
         observations={"policy": _policy_obs(), "critic": _critic_obs()},
+        symmetry=DOG_SYMMETRY,
         events={
             "reset_base": EventTermCfg(
                 func=mdp.reset_root_state_uniform,
@@ -114,20 +131,7 @@ def dog_flat_env_cfg() -> EnvCfg:
 
 
 def _domain_randomization(cfg: EnvCfg) -> None:
-    """Seed 004's list, sampled per episode at reset: friction, mass, CoM, inertia, gains, motor
-    strength, actuator latency; sensor noise is in the observation terms, pushes are interval events."""
-    cfg.actions["joint_pos"].max_delay_steps = 2
-    reset = {
-        "foot_friction": (mdp.randomize_friction, {"geoms": geoms(".*_foot"), "friction_range": (0.4, 1.25)}),
-        "trunk_mass": (mdp.randomize_added_mass, {"bodies": bodies("trunk"), "mass_range": (-1.0, 2.0)}),
-        "trunk_com": (mdp.randomize_com_offset, {"bodies": bodies("trunk"), "offset_range": (-0.02, 0.02)}),
-        "inertia": (mdp.randomize_inertia_scale, {"bodies": bodies(".*"), "scale_range": (0.9, 1.1)}),
-        "pd_gains": (mdp.randomize_pd_gains, {"actuators": actuators(), "kp_scale_range": (0.9, 1.1), "kd_scale_range": (0.8, 1.2)}),
-        "motor_strength": (mdp.randomize_motor_strength, {"actuators": actuators(), "scale_range": (0.9, 1.1)}),
-        "action_delay": (mdp.randomize_action_delay, {"delay_range": (0, 2)}),
-    }
-    for name, (func, params) in reset.items():
-        cfg.events[name] = EventTermCfg(func=func, mode="reset", params=params)
+    add_domain_randomization(cfg, foot_geoms=geoms(".*_foot"), base_body="trunk", mass_range=(-1.0, 2.0))
 
 
 def dog_flat_dr_env_cfg() -> EnvCfg:
@@ -147,9 +151,12 @@ def dog_rough_env_cfg() -> EnvCfg:
         mode="reset",
         params={"position_range": (-0.5, 0.5), "yaw_range": (-math.pi, math.pi), "velocity_range": (-0.2, 0.2), "height_offset": 0.05},
     )
-    scan = ObsTermCfg(func=mdp.HeightScan, params={"grid_size": (1.6, 1.0), "resolution": 0.1}, noise=unoise(0.1), clip=(-1.0, 1.0))
+    grid = {"grid_size": (1.6, 1.0), "resolution": 0.1}
+    scan = ObsTermCfg(func=mdp.HeightScan, params=grid, noise=unoise(0.1), clip=(-1.0, 1.0), mirror=mirror_of("scan"))
     cfg.observations["policy"].terms["height_scan"] = scan
-    cfg.observations["critic"].terms["height_scan"] = ObsTermCfg(func=mdp.HeightScan, params=dict(scan.params), clip=(-1.0, 1.0))
+    cfg.observations["critic"].terms["height_scan"] = ObsTermCfg(
+        func=mdp.HeightScan, params=dict(grid), clip=(-1.0, 1.0), mirror=mirror_of("scan")
+    )
     cfg.rewards["flat_orientation"].weight = 0.0
     cfg.rewards["base_height"].weight = 0.0
     command = cfg.commands["base_velocity"]

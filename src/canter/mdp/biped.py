@@ -1,0 +1,112 @@
+"""Terms for legged robots on two feet (the humanoid): single-stance air time, foot slip, swing-foot
+clearance, posture (deviation from the default joint positions), and a fall test measured from the
+ground under the robot.
+
+Feet are read through MJCF sensors: `touch` on a box site around each sole (normal force, N),
+`framepos` and `framelinvel` on a site at each sole (world frame, m and m/s). Selections list the
+feet in the same order for every sensor kind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+
+from canter.core import selection
+from canter.managers.term import ManagerTerm, TermCfg
+from canter.mdp.locomotion import _readings
+from canter.mdp.observations import _cols
+from canter.mdp.terrain import _ground_height
+from canter.scene.entity import Resolved
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+
+def _vectors(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
+    """(num_envs, k, 3) readings of k three-dimensional sensors."""
+    return _readings(env, sensors).reshape(env.num_envs, -1, 3)
+
+
+def _command_speed(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+    return torch.linalg.vector_norm(env.command_manager.get_command(command_name)[:, :2], dim=1)
+
+
+class FeetAirTimeBiped(ManagerTerm):
+    """Rewards walking on one foot at a time: while exactly one foot touches the ground, the time
+    (s) the feet have spent in their current mode (the stance foot's contact time, the swing foot's
+    air time), the smaller of the two, capped at `threshold`; 0 in double stance or flight, and 0
+    while the commanded planar speed is below 0.1 m/s (standing still is not penalized).
+    Params: sensors (the two feet's touch sensors), command_name, threshold (s), contact_force (N).
+    """
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        feet = cfg.params["sensors"].resolve(env.scene)
+        self.air_time = torch.zeros(env.num_envs, feet.count, device=env.device)
+        self.contact_time = torch.zeros_like(self.air_time)
+
+    def __call__(
+        self, env: ManagerBasedRLEnv, sensors: Resolved, command_name: str, threshold: float = 0.4, contact_force: float = 1.0
+    ) -> torch.Tensor:
+        contact = _readings(env, sensors) > contact_force
+        # a mode's clock runs while the foot stays in it and restarts at the switch
+        self.contact_time.add_(env.step_dt).mul_(contact)
+        self.air_time.add_(env.step_dt).mul_(~contact)
+        in_mode = torch.where(contact, self.contact_time, self.air_time)
+        single_stance = torch.sum(contact, dim=1) == 1
+        reward = torch.min(in_mode, dim=1).values.clamp_max_(threshold).mul_(single_stance)
+        return reward.mul_(_command_speed(env, command_name) > 0.1)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        selection.fill(self.air_time, env_ids, 0.0)
+        selection.fill(self.contact_time, env_ids, 0.0)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"air_time": self.air_time.clone(), "contact_time": self.contact_time.clone()}
+
+
+def feet_slide(env: ManagerBasedRLEnv, touch: Resolved, velocity: Resolved, contact_force: float = 1.0) -> torch.Tensor:
+    """sum over feet in contact of their planar speed, m/s: a foot on the ground should not slip."""
+    contact = _readings(env, touch) > contact_force
+    speed = torch.linalg.vector_norm(_vectors(env, velocity)[..., :2], dim=2)
+    return torch.sum(speed * contact, dim=1)
+
+
+def feet_clearance(
+    env: ManagerBasedRLEnv, position: Resolved, velocity: Resolved, target_height: float, command_name: str
+) -> torch.Tensor:
+    """sum over feet of (target_height - h)_+^2 * tanh(2 |v_xy|), h the sole's height above the
+    ground below it (m): a foot moving forward (a swing foot) should be lifted to target_height;
+    0 while the commanded planar speed is below 0.1 m/s."""
+    pos = _vectors(env, position)
+    ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
+    shortfall = (target_height - (pos[..., 2] - ground)).clamp_min(0.0)
+    moving = torch.tanh(2.0 * torch.linalg.vector_norm(_vectors(env, velocity)[..., :2], dim=2))
+    penalty = torch.sum(shortfall.square() * moving, dim=1)
+    return penalty * (_command_speed(env, command_name) > 0.1)
+
+
+def joint_deviation_l1(env: ManagerBasedRLEnv, joints: Resolved) -> torch.Tensor:
+    """sum_j |q_j - q_default_j| over the selected joints, rad: keeps a posture (arms, waist, hip
+    roll and yaw) near the default pose."""
+    q = _cols(env.scene.joint_pos, joints, env)
+    cols = torch.searchsorted(env.scene.joint_qpos_adr, joints.qpos_adr)
+    return torch.sum(torch.abs(q - env.scene.default_joint_pos[cols]), dim=1)
+
+
+def root_height_above_ground_below(env: ManagerBasedRLEnv, minimum_height: float) -> torch.Tensor:
+    """Termination: the root is less than `minimum_height` m above the ground below it (terrain
+    height when there is a terrain, 0 on the plane): a fall, on stairs as on flat ground."""
+    root = env.scene.root_pos_w
+    ground = _ground_height(env, root[:, :2].to(torch.float32)).to(root.dtype)
+    return root[:, 2] - ground < minimum_height
+
+
+def feet_height(env: ManagerBasedRLEnv, position: Resolved) -> torch.Tensor:
+    """(num_envs, k) each sole's height above the ground below it, m (a privileged observation)."""
+    pos = _vectors(env, position)
+    ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
+    return pos[..., 2] - ground
+
