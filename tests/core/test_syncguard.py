@@ -67,7 +67,9 @@ def test_guard_records_call_sites_inside_canter():
 
 pytest.importorskip("mujoco_warp")
 
-FAMILIES = ("cartpole", "ant", "dog-flat", "dog-rough", "dog-stones", "arm-grasp-state", "arm-grasp")
+FAMILIES = ("cartpole", "ant", "dog-flat", "dog-rough", "dog-stones", "arm-grasp-state", "arm-grasp", "humanoid-stairs")
+# the humanoid's PPO iteration runs with symmetry augmentation and the mirror loss on
+EXTRA_FLAGS = {"humanoid-stairs": ["--agent.algo.symmetry", "both"]}
 
 # nothing synchronizes per env step: resets, command resampling, interval events and curricula run on
 # masks (canter.core.selection), the NaN guard and the reset's forward under Warp conditionals
@@ -83,7 +85,7 @@ ITERATION_ALLOWED = (
 def _warp_env(task: str, num_envs: int = 8):
     from canter.runs.args import make_env, parse_train_args
 
-    args = parse_train_args(task, ["--backend", "warp", "--num-envs", str(num_envs), "--quiet"])
+    args = parse_train_args(task, ["--backend", "warp", "--num-envs", str(num_envs), "--quiet", *EXTRA_FLAGS.get(task, [])])
     return args, make_env(args)
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from canter.core.errors import ConfigError
 
-TASKS = ("cartpole", "ant", "dog-flat")
+TASKS = ("cartpole", "ant", "dog-flat", "humanoid-flat")
 SIZES = (4096, 16384, 65536)
 LEARN_METRICS = ("lin_vel_x_abs_error", "lin_vel_y_abs_error", "yaw_rate_abs_error")
 
@@ -46,7 +46,7 @@ class GpuCheckCfg:
     sizes: tuple[int, ...] = SIZES
     stages: tuple[str, ...] = ("tests", "syncs", "parity", "env", "train", "learn")
     # one task per family and model (the others differ from these in terms only)
-    parity_tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp")
+    parity_tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp", "humanoid-flat", "humanoid-stairs")
     env_seconds: float = 1.0  # per repetition and side of bench env
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train wall time per task and size

@@ -9,16 +9,12 @@ from canter import mdp
 from canter.envs.env_cfg import EnvCfg
 from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
-from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
+from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.reward import RewardTermCfg
 from canter.managers.symmetry import (
-    ANGULAR,
-    LINEAR,
-    VELOCITY_COMMAND,
     SymmetryCfg,
     mirror_of,
     mirror_permute,
-    mirror_signs,
 )
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import locomotion
@@ -27,7 +23,7 @@ from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.scene.entity import bodies, geoms, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path
-from canter.tasks.legged import add_domain_randomization
+from canter.tasks.legged import add_domain_randomization, add_height_scan, velocity_policy_obs
 from canter.terrains import rough_terrain_cfg
 
 FEET_TOUCH = sensors(".*_touch")
@@ -39,25 +35,9 @@ FEET_MIRROR = mirror_permute(1, 0, 3, 2)  # the feet in model order FR, FL, RR, 
 DOG_SYMMETRY = SymmetryCfg(pairs=(("FL_", "FR_"), ("RL_", "RR_")), negated=(".*_hip_joint",))
 
 
-def _policy_obs() -> ObsGroupCfg:
-    return ObsGroupCfg(
-        terms={
-            "base_lin_vel": ObsTermCfg(func=mdp.base_lin_vel, noise=unoise(0.1), mirror=mirror_signs(*LINEAR)),
-            "base_ang_vel": ObsTermCfg(func=mdp.base_ang_vel, noise=unoise(0.2), scale=0.25, mirror=mirror_signs(*ANGULAR)),
-            "projected_gravity": ObsTermCfg(func=mdp.projected_gravity, noise=unoise(0.05), mirror=mirror_signs(*LINEAR)),
-            "velocity_commands": ObsTermCfg(
-                func=mdp.generated_commands, params={"command_name": "base_velocity"}, mirror=mirror_signs(*VELOCITY_COMMAND)
-            ),
-            "joint_pos": ObsTermCfg(func=mdp.joint_pos_rel, noise=unoise(0.01), mirror=mirror_of("joints")),
-            "joint_vel": ObsTermCfg(func=mdp.joint_vel, noise=unoise(1.5), scale=0.05, mirror=mirror_of("joints")),
-            "actions": ObsTermCfg(func=mdp.last_action, mirror=mirror_of("actions")),
-        }
-    )
-
-
 def _critic_obs() -> ObsGroupCfg:
     """Privileged, noiseless: the policy's observations plus contacts, friction and trunk mass."""
-    group = _policy_obs()
+    group = velocity_policy_obs()
     group.enable_corruption = False
     group.terms["feet_contact"] = ObsTermCfg(func=locomotion.contact_states, params={"sensors": FEET_TOUCH}, mirror=FEET_MIRROR)
     group.terms["foot_friction"] = ObsTermCfg(func=locomotion.geom_friction, params={"geoms": geoms(".*_foot")}, mirror=FEET_MIRROR)
@@ -86,7 +66,7 @@ def dog_flat_env_cfg() -> EnvCfg:
                 rel_standing_envs=0.02,
             )
         },
-        observations={"policy": _policy_obs(), "critic": _critic_obs()},
+        observations={"policy": velocity_policy_obs(), "critic": _critic_obs()},
         symmetry=DOG_SYMMETRY,
         events={
             "reset_base": EventTermCfg(
@@ -151,12 +131,7 @@ def dog_rough_env_cfg() -> EnvCfg:
         mode="reset",
         params={"position_range": (-0.5, 0.5), "yaw_range": (-math.pi, math.pi), "velocity_range": (-0.2, 0.2), "height_offset": 0.05},
     )
-    grid = {"grid_size": (1.6, 1.0), "resolution": 0.1}
-    scan = ObsTermCfg(func=mdp.HeightScan, params=grid, noise=unoise(0.1), clip=(-1.0, 1.0), mirror=mirror_of("scan"))
-    cfg.observations["policy"].terms["height_scan"] = scan
-    cfg.observations["critic"].terms["height_scan"] = ObsTermCfg(
-        func=mdp.HeightScan, params=dict(grid), clip=(-1.0, 1.0), mirror=mirror_of("scan")
-    )
+    add_height_scan(cfg, noise=0.1)
     cfg.rewards["flat_orientation"].weight = 0.0
     cfg.rewards["base_height"].weight = 0.0
     command = cfg.commands["base_velocity"]
