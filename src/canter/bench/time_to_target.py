@@ -104,7 +104,9 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
     probe = eval_env()
     known = ["mean_return", "mean_episode_length", "std_return", "min_return", "max_episode_return",
              *(spec.metrics(probe) if spec.metrics is not None else {}),
-             *(f"ended_by_{name}" for name in getattr(getattr(probe, "termination_manager", None), "names", ()))]
+             *(f"ended_by_{name}" for name in getattr(getattr(probe, "termination_manager", None), "names", ())),
+             *(f"{name}_{stat}" for name in (spec.episode_metrics(probe) if spec.episode_metrics is not None else {})
+               for stat in ("mean", "median", "max"))]
     names = [name.strip() for name in metric.split(",") if name.strip()]
     for name in names or [metric]:
         if name not in known:
@@ -148,7 +150,7 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
             view = SimpleNamespace(env=evaluation_env, algorithm=SimpleNamespace(policy=policy),
                                    rollout_threads=runner.rollout_threads)
             with torch_threads(runner.rollout_threads):
-                result = evaluate(view, episodes, spec.metrics)  # type: ignore[arg-type]
+                result = evaluate(view, episodes, spec.metrics, spec.episode_metrics)  # type: ignore[arg-type]
             mark = {"train_wall_s": trained, "env_steps": env_steps, "iteration": float(runner.iteration),
                     "train_mean_return": stats["mean_return"], **result}
             marks.append(mark)

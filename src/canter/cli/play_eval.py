@@ -21,10 +21,12 @@ if TYPE_CHECKING:
     from canter.rl.runner import OnPolicyRunner
 
 
-def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, float]:
+def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metrics=None) -> dict[str, float]:
     """Run the deterministic policy until every env has finished its first ⌈episodes / num_envs⌉
     episodes, and report those (at least `episodes`, the same number from every env); plus the mean
-    over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors).
+    over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors), and
+    the mean, median and max over the counted episodes of each episode metric
+    (`episode_metrics(env)` -> per-env tensors, read as each episode ends).
 
     Taking the first episodes to end instead would favour short ones: with as many envs as
     episodes, a task whose successes end early and whose failures time out would count the second
@@ -36,6 +38,7 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, f
     lengths: list[torch.Tensor] = []
     metric_sums: dict[str, torch.Tensor] = {}
     endings: list[torch.Tensor] = []  # per counted episode: the index of the first termination term that fired
+    at_end: dict[str, list[torch.Tensor]] = {}
     terminations = getattr(env, "termination_manager", None)
     finished = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)  # episodes ended per env
     steps = 0
@@ -54,12 +57,19 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None) -> dict[str, f
                 lengths.append(extras["episode_length"][counted])
                 if terminations is not None:
                     endings.append(terminations.term_dones[:, counted].float().argmax(dim=0))
+                if episode_metrics is not None:
+                    for name, value in episode_metrics(env).items():
+                        at_end.setdefault(name, []).append(value[counted].double())
             finished += done.long()
     r = torch.cat(returns).double()
     n = torch.cat(lengths).double()
     result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
               "min_return": float(r.min()), "max_episode_return": float(r.max()), "mean_episode_length": float(n.mean())}
     result.update({name: float(total) / steps for name, total in metric_sums.items()})
+    for name, parts in at_end.items():
+        values = torch.cat(parts)
+        result.update({f"{name}_mean": float(values.mean()), f"{name}_median": float(values.median()),
+                       f"{name}_max": float(values.max())})
     if terminations is not None:  # the share of episodes each termination term ended (success, time-out, ...)
         first = torch.cat(endings)
         result.update({f"ended_by_{name}": float((first == k).double().mean()) for k, name in enumerate(terminations.names)})
@@ -77,7 +87,7 @@ def eval_main(args: EvalArgs) -> int:
     scoring = getattr(runner.env, "evaluation", None)
     if scoring is not None:  # an env with training-only aids turns them off (Atari: unclipped game scores)
         scoring()
-    result = evaluate(runner, args.episodes, spec.metrics)
+    result = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task  # type: ignore[assignment]
     if args.json:

@@ -56,3 +56,26 @@ def yaw_from_quat(quat: torch.Tensor) -> torch.Tensor:
 def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
     """Angles wrapped into [-pi, pi)."""
     return torch.remainder(angle + math.pi, 2.0 * math.pi) - math.pi
+
+
+def quat_conjugate(quat: torch.Tensor) -> torch.Tensor:
+    """(w, -x, -y, -z): the inverse of a unit quaternion."""
+    return quat * torch.tensor([1.0, -1.0, -1.0, -1.0], dtype=quat.dtype, device=quat.device)
+
+
+def rotation_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The angle (...,) in [0, pi] radians of the rotation taking unit quaternion b to a:
+    2 asin(|vec(a * conj(b))|), the same for q and -q."""
+    diff = quat_mul(a, quat_conjugate(b))
+    return 2.0 * torch.asin(torch.linalg.vector_norm(diff[..., 1:], dim=-1).clamp(max=1.0))
+
+
+def random_quat(count: int, generator: torch.Generator, device: torch.device) -> torch.Tensor:
+    """(count, 4) rotations uniform over SO(3) (Shoemake's subgroup algorithm), w >= 0."""
+    u1, u2, u3 = torch.rand(3, count, generator=generator, device=device)
+    a, b = torch.sqrt(1.0 - u1), torch.sqrt(u1)
+    quat = torch.stack((a * torch.sin(2 * math.pi * u2), a * torch.cos(2 * math.pi * u2),
+                        b * torch.sin(2 * math.pi * u3), b * torch.cos(2 * math.pi * u3)), dim=-1)
+    # (x, y, z, w) of Shoemake's form reordered to (w, x, y, z), then one hemisphere
+    quat = quat[:, [3, 0, 1, 2]]
+    return torch.where(quat[:, :1] < 0, -quat, quat)

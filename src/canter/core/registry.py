@@ -21,6 +21,9 @@ class TaskSpec:
     env_cfg: returns a fresh EnvCfg each call. agent_cfg: returns a fresh agent config each call.
     max_return: the best return an episode can reach, where the task has one (for eval), else None.
     metrics: env -> {name: (num_envs,) tensor} measured every eval step and averaged (task metrics).
+    episode_metrics: env -> {name: (num_envs,) tensor} valid for the envs whose episode just ended,
+        read by eval at each episode's end and reported as mean, median and max over episodes (e.g.
+        the goals reached in a row).
     expert: a scripted expert with full state access, built once per env: expert(env) returns a
         policy, policy(env) -> (num_envs, num_actions) actions for the env's current state (DAgger).
     kind: "mujoco" (a manager-based env on MuJoCo: env_cfg returns an EnvCfg) or "atari" (an Atari
@@ -34,6 +37,7 @@ class TaskSpec:
     max_return: float | None = None
     # per-step quantities `canter eval` averages over the evaluation, each (num_envs,) (e.g. errors)
     metrics: Callable[[Any], dict[str, Any]] | None = None
+    episode_metrics: Callable[[Any], dict[str, Any]] | None = None
     expert: Callable[[Any], Callable[[Any], Any]] | None = None
     kind: TaskKind = "mujoco"
 

@@ -16,6 +16,9 @@ from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg
 from canter.tasks.grasp.expert import GraspExpert
 from canter.tasks.grasp.mdp import grasp_metrics
 from canter.tasks.grasp.vision import arm_grasp_agent_cfg, arm_grasp_env_cfg
+from canter.tasks.hand.agent_cfg import hand_agent_cfg, hand_recurrent_agent_cfg
+from canter.tasks.hand.env_cfg import hand_cube_axis_env_cfg, hand_cube_dr_env_cfg, hand_cube_env_cfg
+from canter.tasks.hand.mdp import hand_episode_metrics, hand_metrics
 from canter.tasks.humanoid.agent_cfg import humanoid_agent_cfg
 from canter.tasks.humanoid.env_cfg import humanoid_flat_env_cfg, humanoid_stairs_env_cfg
 from canter.tasks.stones.agent_cfg import dog_stones_agent_cfg
@@ -99,6 +102,40 @@ REGISTRY = Registry(
             agent_cfg=arm_grasp_agent_cfg,
             metrics=grasp_metrics,
             expert=GraspExpert,
+        ),
+        TaskSpec(
+            name="hand-cube",
+            description="A 16-DoF hand (our MJCF) turns a cube on its palm to random goal orientations (0.4 rad), "
+            "new goal on success; asymmetric critic.",
+            env_cfg=hand_cube_env_cfg,
+            agent_cfg=hand_agent_cfg,
+            metrics=hand_metrics,
+            episode_metrics=hand_episode_metrics,
+        ),
+        TaskSpec(
+            name="hand-cube-axis",
+            description="hand-cube with goals about the vertical axis only: the quick check that it learns.",
+            env_cfg=hand_cube_axis_env_cfg,
+            agent_cfg=hand_agent_cfg,
+            metrics=hand_metrics,
+            episode_metrics=hand_episode_metrics,
+        ),
+        TaskSpec(
+            name="hand-cube-dr",
+            description="hand-cube with domain randomization (friction, cube mass, servo gains and strength, latency, "
+            "observation noise).",
+            env_cfg=hand_cube_dr_env_cfg,
+            agent_cfg=hand_agent_cfg,
+            metrics=hand_metrics,
+            episode_metrics=hand_episode_metrics,
+        ),
+        TaskSpec(
+            name="hand-cube-lstm",
+            description="hand-cube with an LSTM policy and critic (Dactyl's choice).",
+            env_cfg=hand_cube_env_cfg,
+            agent_cfg=hand_recurrent_agent_cfg,
+            metrics=hand_metrics,
+            episode_metrics=hand_episode_metrics,
         ),
         TaskSpec(
             name="atari-pong",

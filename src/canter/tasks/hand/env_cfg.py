@@ -1,0 +1,128 @@
+"""In-hand cube reorientation (seed 001's headline task) with the Canter hand: turn the cube on the
+palm until its orientation is within 0.4 rad of the goal; a new goal is drawn at once, and the
+episode runs on until the cube drops, 50 goals are reached in a row, or 20 s pass.
+200 Hz physics, 33 Hz control (6 substeps), joint position targets around the home pose.
+
+The reward, per control step as Isaac Gym's and Isaac Lab's in-hand tasks state theirs (the
+manager multiplies each weight by dt, so the weights below are those values / dt):
+- rotation 1 / (d + 0.1), d the rotation distance to the goal: 1 per step (10 at the goal);
+- success bonus 250 per goal reached: worth more than any shaping between two goals;
+- position -10 x |cube - spawn| (m): keep the cube on the palm;
+- drop -50 per drop, on top of losing the rest of the episode;
+- action -0.0002 x |a|^2 and action rate -0.01 x |a - a_prev|^2: smooth, feasible servo targets.
+"""
+
+from __future__ import annotations
+
+from canter import mdp
+from canter.envs.env_cfg import EnvCfg
+from canter.managers.event import EventTermCfg
+from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
+from canter.managers.reward import RewardTermCfg
+from canter.managers.termination import TerminationTermCfg
+from canter.mdp import locomotion
+from canter.mdp.actions import joint_position_action
+from canter.scene.entity import actuators, bodies, geoms, sensors
+from canter.sim.config import SimCfg
+from canter.sim.model import asset_path
+from canter.tasks.hand import mdp as hand
+from canter.tasks.hand.mdp import CubeGoalCommandCfg
+
+DECIMATION = 6
+STEP_DT = 0.005 * DECIMATION
+SPAWN = (0.02, 0.0, 0.245)  # the cube's centre resting on the palm, world frame (m)
+FINGERTIPS = sensors(".*_tip_touch")
+GOAL = {"command_name": "goal"}
+
+
+def _policy_obs(noise: bool) -> ObsGroupCfg:
+    def n(magnitude: float):
+        return unoise(magnitude) if noise else None
+
+    return ObsGroupCfg(
+        terms={
+            "joint_pos": ObsTermCfg(func=mdp.joint_pos_rel, noise=n(0.01)),
+            "joint_vel": ObsTermCfg(func=mdp.joint_vel, scale=0.2, noise=n(0.1)),
+            "cube_pos": ObsTermCfg(func=hand.cube_position_rel, params={"spawn": SPAWN}, scale=10.0, noise=n(0.002)),
+            "cube_quat": ObsTermCfg(func=hand.cube_orientation, noise=n(0.01)),
+            "cube_vel": ObsTermCfg(func=hand.cube_velocities, scale=0.2, noise=n(0.05)),
+            "goal_quat": ObsTermCfg(func=hand.goal_orientation, params=GOAL),
+            "goal_relative": ObsTermCfg(func=hand.goal_relative_rotation, params=GOAL),
+            "actions": ObsTermCfg(func=mdp.last_action),
+        }
+    )
+
+
+def _critic_obs() -> ObsGroupCfg:
+    """Asymmetric critic: the noiseless policy observations plus fingertip forces and the cube's
+    mass and friction (randomized in hand-cube-dr)."""
+    group = _policy_obs(noise=False)
+    group.enable_corruption = False
+    group.terms["fingertip_forces"] = ObsTermCfg(func=hand.fingertip_forces, params={"sensors": FINGERTIPS}, scale=0.1)
+    group.terms["cube_mass"] = ObsTermCfg(func=locomotion.body_mass, params={"bodies": bodies("cube")}, scale=10.0)
+    group.terms["cube_friction"] = ObsTermCfg(func=locomotion.geom_friction, params={"geoms": geoms("cube_geom")})
+    return group
+
+
+def hand_cube_env_cfg() -> EnvCfg:
+    return EnvCfg(
+        model_path=str(asset_path("hand_cube.xml")),
+        default_keyframe="home",
+        num_envs=1024,
+        decimation=DECIMATION,
+        episode_length_s=20.0,
+        sim=SimCfg(),
+        actions={"joint_pos": joint_position_action(scale=0.6, clip=(-1.0, 1.0))},
+        commands={"goal": CubeGoalCommandCfg(goals="so3", tolerance=0.4)},
+        observations={"policy": _policy_obs(noise=False), "critic": _critic_obs()},
+        events={
+            "reset_joints": EventTermCfg(
+                func=mdp.reset_joints_by_offset, mode="reset", params={"position_range": (-0.1, 0.1), "velocity_range": (0.0, 0.0)}
+            ),
+            "reset_cube": EventTermCfg(
+                func=hand.reset_cube, mode="reset", params={"spawn": SPAWN, "position_range": 0.01, "orientation": "so3", "lift": 0.023},
+            ),
+        },
+        rewards={
+            "rotation": RewardTermCfg(func=hand.rotation_reward, weight=1.0 / STEP_DT, params=GOAL),
+            "success_bonus": RewardTermCfg(func=hand.goal_reached, weight=250.0 / STEP_DT, params=GOAL),
+            "position": RewardTermCfg(func=hand.cube_displacement, weight=-10.0 / STEP_DT, params={"spawn": SPAWN}),
+            "drop": RewardTermCfg(func=mdp.is_terminated, weight=-50.0 / STEP_DT),
+            "action": RewardTermCfg(func=mdp.action_l2, weight=-0.0002 / STEP_DT),
+            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.01 / STEP_DT),
+        },
+        terminations={
+            "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
+            "success_streak": TerminationTermCfg(func=hand.success_streak, time_out=True, params={**GOAL, "count": 50}),
+            "cube_dropped": TerminationTermCfg(
+                func=hand.cube_dropped, params={"minimum_height": 0.17, "spawn": SPAWN, "max_distance": 0.1}
+            ),
+        },
+    )
+
+
+def hand_cube_axis_env_cfg() -> EnvCfg:
+    """The easier variant: goals and initial orientations about the vertical axis only."""
+    cfg = hand_cube_env_cfg()
+    cfg.commands["goal"].goals = "z_axis"  # type: ignore[attr-defined]
+    cfg.events["reset_cube"].params.update(orientation="z_axis", lift=0.0)
+    return cfg
+
+
+def hand_cube_dr_env_cfg() -> EnvCfg:
+    """hand-cube with domain randomization per episode in the Dactyl / Isaac Lab spirit: cube and
+    fingertip friction, cube mass, servo gains, motor strength, action latency, and observation
+    noise on every policy observation."""
+    cfg = hand_cube_env_cfg()
+    cfg.observations["policy"] = _policy_obs(noise=True)
+    cfg.actions["joint_pos"].max_delay_steps = 1
+    reset = {
+        "cube_friction": (mdp.randomize_friction, {"geoms": geoms("cube_geom", ".*_tip"), "friction_range": (0.7, 1.3)}),
+        "cube_mass": (mdp.randomize_added_mass, {"bodies": bodies("cube"), "mass_range": (-0.05, 0.1)}),
+        "pd_gains": (mdp.randomize_pd_gains, {"actuators": actuators(), "kp_scale_range": (0.75, 1.5), "kd_scale_range": (0.3, 3.0)}),
+        "motor_strength": (mdp.randomize_motor_strength, {"actuators": actuators(), "scale_range": (0.8, 1.2)}),
+        "action_delay": (mdp.randomize_action_delay, {"delay_range": (0, 1)}),
+    }
+    for name, (func, params) in reset.items():
+        cfg.events[name] = EventTermCfg(func=func, mode="reset", params=params)
+    return cfg

@@ -1,0 +1,229 @@
+"""Terms of in-hand cube reorientation: the goal orientation as a command (resampled on success,
+never on a timer), the cube's pose and velocities, rewards (rotation distance, success bonus,
+position), the drop and success-streak terminations, the cube reset, and what `canter eval` reports.
+
+The cube is the model's free body `cube` (its free joint's qpos: position, then (w, x, y, z)); the
+goal is shown by the mocap body `goal` (a ghost cube).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import torch
+
+from canter.core import selection
+from canter.core.math import quat_from_yaw, quat_mul, random_quat, rotation_distance
+from canter.core.validate import require_choice, require_positive
+from canter.managers.command import CommandTerm, CommandTermCfg
+
+if TYPE_CHECKING:
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+CUBE_QPOS = slice(16, 23)  # after the hand's 16 joints: position (3), quaternion (4)
+CUBE_QVEL = slice(16, 22)  # linear velocity (world), angular velocity (cube frame)
+
+
+def cube_pos(env: ManagerBasedRLEnv) -> torch.Tensor:
+    return env.sim.qpos[:, CUBE_QPOS][:, :3]
+
+
+def cube_quat(env: ManagerBasedRLEnv) -> torch.Tensor:
+    return env.sim.qpos[:, CUBE_QPOS][:, 3:7]
+
+
+@dataclass(kw_only=True)
+class CubeGoalCommandCfg(CommandTermCfg):
+    """The goal orientation of the cube.
+
+    goals: "so3" (uniform over all rotations) or "z_axis" (rotations about the world z axis only,
+        the easier variant). tolerance: rotation distance (rad) that counts as reaching the goal.
+    A goal is replaced as soon as it is reached, without ending the episode; `successes` counts the
+    goals reached in a row this episode.
+    """
+
+    goals: Literal["so3", "z_axis"] = "so3"
+    tolerance: float = 0.4
+    resampling_time_range: tuple[float, float] = (1e9, 1e9)  # goals change on success only
+
+    def validate(self) -> None:
+        super().validate()
+        require_choice(self, "goals")
+        require_positive(self, "tolerance")
+
+    def build(self, env: ManagerBasedRLEnv) -> CubeGoalCommand:
+        return CubeGoalCommand(self, env)
+
+
+class CubeGoalCommand(CommandTerm):
+    """command: (num_envs, 4) goal quaternion. successes: (num_envs,) goals reached in a row this
+    episode; episode_successes: the count of each env's last finished episode; reached: (num_envs,)
+    bool, an env reached its goal this step."""
+
+    cfg: CubeGoalCommandCfg
+
+    def __init__(self, cfg: CubeGoalCommandCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        n = env.num_envs
+        self.goal = torch.zeros(n, 4, device=env.device)
+        self.goal[:, 0] = 1.0
+        self.successes = torch.zeros(n, device=env.device)
+        self.episode_successes = torch.zeros(n, device=env.device)
+        self.reached = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.mocap_quat = env.sim.field("mocap_quat")
+
+    @property
+    def command(self) -> torch.Tensor:
+        return self.goal
+
+    def _draw(self, count: int) -> torch.Tensor:
+        generator, device = self.env.generator, self.env.device
+        if self.cfg.goals == "z_axis":
+            yaw = (torch.rand(count, generator=generator, device=device) * 2.0 - 1.0) * torch.pi
+            return quat_from_yaw(yaw)
+        return random_quat(count, generator, device)
+
+    def _resample(self, env_ids: torch.Tensor) -> None:
+        goal = self._draw(selection.rows(env_ids))
+        selection.put(self.goal, env_ids, goal)
+        selection.put(self.mocap_quat[:, 0], env_ids, goal.to(self.mocap_quat.dtype))
+
+    def distance(self) -> torch.Tensor:
+        """(num_envs,) rotation distance (rad) of the cube from its goal."""
+        return rotation_distance(cube_quat(self.env).float(), self.goal)
+
+    def compute(self, dt: float) -> None:
+        # a reached goal is replaced at once; the streak grows
+        self.reached = self.distance() <= self.cfg.tolerance
+        self.successes += self.reached
+        self.resample(self.env.select(self.reached))
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        selection.put(self.episode_successes, env_ids, selection.take(self.successes, env_ids))
+        selection.fill(self.successes, env_ids, 0.0)
+        selection.fill(self.reached, env_ids, False)
+        self.resample(env_ids)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"time_left": self.time_left.clone(), "goal": self.goal.clone(), "successes": self.successes.clone(),
+                "episode_successes": self.episode_successes.clone(), "reached": self.reached.clone()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        for name in ("time_left", "goal", "successes", "episode_successes", "reached"):
+            getattr(self, name).copy_(state[name])
+        self.mocap_quat[:, 0].copy_(self.goal.to(self.mocap_quat.dtype))
+
+
+def _goal(env: ManagerBasedRLEnv, command_name: str) -> CubeGoalCommand:
+    term = env.command_manager.term(command_name)
+    assert isinstance(term, CubeGoalCommand)
+    return term
+
+
+# --- observations -------------------------------------------------------------------------------
+
+
+def cube_position_rel(env: ManagerBasedRLEnv, spawn: tuple[float, float, float]) -> torch.Tensor:
+    """(num_envs, 3) cube position relative to its spawn point on the palm, m."""
+    return cube_pos(env) - torch.tensor(spawn, dtype=env.sim.dtype, device=env.device)
+
+
+def cube_orientation(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """(num_envs, 4) cube quaternion, sign chosen so that w >= 0."""
+    q = cube_quat(env)
+    return torch.where(q[:, :1] < 0, -q, q)
+
+
+def cube_velocities(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """(num_envs, 6) linear velocity (world, m/s) and angular velocity (cube frame, rad/s)."""
+    return env.sim.qvel[:, CUBE_QVEL]
+
+
+def goal_orientation(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+    return env.command_manager.get_command(command_name)
+
+
+def goal_relative_rotation(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+    """(num_envs, 4) the rotation cube * conj(goal) that separates the cube from its goal, w >= 0."""
+    goal = env.command_manager.get_command(command_name)
+    diff = quat_mul(cube_quat(env).float(), goal * torch.tensor([1.0, -1.0, -1.0, -1.0], device=goal.device))
+    return torch.where(diff[:, :1] < 0, -diff, diff)
+
+
+def fingertip_forces(env: ManagerBasedRLEnv, sensors) -> torch.Tensor:
+    """(num_envs, 4) normal force on each fingertip, N (privileged)."""
+    from canter.mdp.locomotion import _readings
+
+    return _readings(env, sensors)
+
+
+# --- rewards ------------------------------------------------------------------------------------
+
+
+def rotation_reward(env: ManagerBasedRLEnv, command_name: str, eps: float = 0.1) -> torch.Tensor:
+    """1 / (d + eps), d the rotation distance to the goal (rad): 10 at the goal, ~0.31 at pi."""
+    return 1.0 / (_goal(env, command_name).distance() + eps)
+
+
+def goal_reached(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+    """1 where the cube is within the tolerance of its goal (before the goal is replaced)."""
+    term = _goal(env, command_name)
+    return (term.distance() <= term.cfg.tolerance).float()
+
+
+def cube_displacement(env: ManagerBasedRLEnv, spawn: tuple[float, float, float]) -> torch.Tensor:
+    """Distance (m) of the cube from its spawn point: keep it on the palm."""
+    return torch.linalg.vector_norm(cube_position_rel(env, spawn), dim=1)
+
+
+# --- terminations -------------------------------------------------------------------------------
+
+
+def cube_dropped(env: ManagerBasedRLEnv, minimum_height: float, spawn: tuple[float, float, float],
+                 max_distance: float) -> torch.Tensor:
+    """The cube fell below `minimum_height` (m, world) or left the palm by more than
+    `max_distance` (m) horizontally."""
+    rel = cube_position_rel(env, spawn)
+    return (cube_pos(env)[:, 2] < minimum_height) | (torch.linalg.vector_norm(rel[:, :2], dim=1) > max_distance)
+
+
+def success_streak(env: ManagerBasedRLEnv, command_name: str, count: int) -> torch.Tensor:
+    """`count` goals reached in a row: the episode is complete."""
+    return _goal(env, command_name).successes >= count
+
+
+# --- events -------------------------------------------------------------------------------------
+
+
+def reset_cube(env: ManagerBasedRLEnv, env_ids: torch.Tensor, spawn: tuple[float, float, float],
+               position_range: float, orientation: Literal["so3", "z_axis"], lift: float = 0.0) -> None:
+    """The cube at its spawn point + U(+-position_range) in x and y, `lift` m higher, at rest, in a
+    random orientation (uniform over SO(3), or about z only). A tilted 6 cm cube reaches 2.2 cm
+    lower than a flat one: "so3" resets lift it by that much, so that it drops onto the palm
+    instead of starting inside it."""
+    n, dtype, device = selection.rows(env_ids), env.sim.dtype, env.device
+    pos = torch.tensor(spawn, device=device).expand(n, 3).clone()
+    pos[:, :2] += (torch.rand(n, 2, generator=env.generator, device=device) * 2.0 - 1.0) * position_range
+    pos[:, 2] += lift
+    if orientation == "z_axis":
+        quat = quat_from_yaw((torch.rand(n, generator=env.generator, device=device) * 2.0 - 1.0) * torch.pi)
+    else:
+        quat = random_quat(n, env.generator, device)
+    selection.put(env.sim.qpos, env_ids, torch.cat((pos, quat), dim=1).to(dtype), CUBE_QPOS)
+    selection.put(env.sim.qvel, env_ids, torch.zeros(n, 6, dtype=dtype, device=device), CUBE_QVEL)
+
+
+# --- what `canter eval` reports -----------------------------------------------------------------
+
+
+def hand_metrics(env: ManagerBasedRLEnv, command_name: str = "goal") -> dict[str, torch.Tensor]:
+    """Per-step quantities averaged by `canter eval`: goals reached per minute (a success event
+    times 60 / step_dt) and the rotation distance to the goal (rad)."""
+    term = _goal(env, command_name)
+    return {"goals_per_minute": term.reached.float() * (60.0 / env.step_dt), "rotation_distance": term.distance()}
+
+
+def hand_episode_metrics(env: ManagerBasedRLEnv, command_name: str = "goal") -> dict[str, torch.Tensor]:
+    """Per env, valid for the envs whose episode just ended: the goals reached in a row."""
+    return {"consecutive_successes": _goal(env, command_name).episode_successes}

@@ -1,0 +1,137 @@
+"""In-hand cube reorientation: rotation distances of known quaternions, uniform goals, a reached goal
+is replaced without ending the episode, the streak resets on a drop and ends the episode at 50,
+the randomization terms move what they claim, eval reports the streaks."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import mujoco
+import pytest
+import torch
+
+from canter.core.math import quat_from_yaw, random_quat, rotation_distance
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.sim.model import asset_path
+from canter.tasks import REGISTRY
+from canter.tasks.hand.mdp import CUBE_QPOS, CubeGoalCommand
+
+
+def _env(task: str = "hand-cube", num_envs: int = 4, **changes) -> ManagerBasedRLEnv:
+    cfg = REGISTRY.get(task).env_cfg()
+    cfg.num_envs = num_envs
+    cfg.sim.num_threads = 1
+    for name, value in changes.items():
+        setattr(cfg, name, value)
+    return ManagerBasedRLEnv(cfg)
+
+
+def _goal(env: ManagerBasedRLEnv) -> CubeGoalCommand:
+    term = env.command_manager.term("goal")
+    assert isinstance(term, CubeGoalCommand)
+    return term
+
+
+def test_rotation_distance_of_known_quaternions():
+    identity = torch.tensor([1.0, 0.0, 0.0, 0.0])
+    quarter_z = torch.tensor([math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4)])
+    half_x = torch.tensor([0.0, 1.0, 0.0, 0.0])
+    assert rotation_distance(identity, identity).item() == pytest.approx(0.0, abs=1e-6)
+    assert rotation_distance(quarter_z, identity).item() == pytest.approx(math.pi / 2, abs=1e-6)
+    assert rotation_distance(-quarter_z, identity).item() == pytest.approx(math.pi / 2, abs=1e-6)  # q and -q
+    assert rotation_distance(half_x, identity).item() == pytest.approx(math.pi, abs=1e-3)
+    # 0.3 rad about z then the goal 0.1 rad about z: 0.2 rad apart
+    a, b = quat_from_yaw(torch.tensor(0.3)), quat_from_yaw(torch.tensor(0.1))
+    assert rotation_distance(a, b).item() == pytest.approx(0.2, abs=1e-6)
+
+
+def test_random_goals_are_uniform_over_rotations():
+    quats = random_quat(40_000, torch.Generator().manual_seed(0), torch.device("cpu"))
+    torch.testing.assert_close(quats.norm(dim=1), torch.ones(40_000))
+    assert bool((quats[:, 0] >= 0).all())
+    # the angle of a uniform rotation has P(angle <= t) = (t - sin t) / pi
+    angle = rotation_distance(quats, torch.tensor([1.0, 0.0, 0.0, 0.0]).expand(40_000, 4))
+    for t in (math.pi / 4, math.pi / 2, 3 * math.pi / 4):
+        assert float((angle <= t).double().mean()) == pytest.approx((t - math.sin(t)) / math.pi, abs=0.01)
+
+
+def test_mjcf_hand_has_16_position_servos_and_a_ghost_goal():
+    model = mujoco.MjModel.from_xml_path(str(asset_path("hand_cube.xml")))
+    assert model.nu == 16 and model.nmocap == 1
+    assert all(model.actuator_biasprm[a, 1] == -3.0 and model.actuator_gainprm[a, 0] == 3.0 for a in range(16))
+    ghost = [g for g in range(model.ngeom) if model.geom_bodyid[g] == model.body("goal").id]
+    assert ghost and all(model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0 for g in ghost)
+    assert model.nsensor == 4  # a touch sensor per fingertip
+
+
+def test_a_reached_goal_is_replaced_and_the_episode_goes_on():
+    env = _env()
+    env.reset()
+    goal = _goal(env)
+    zero = torch.zeros(env.num_envs, env.num_actions)
+    for _ in range(3):
+        env.step(zero)
+    # env 0's cube takes its goal's orientation exactly
+    old_goal = goal.goal[0].clone()
+    env.sim.qpos[0, CUBE_QPOS.start + 3 : CUBE_QPOS.stop] = old_goal.double()
+    env.sim.forward()
+    length = int(env.episode_length_buf[0])
+    _, reward, terminated, truncated, _ = env.step(zero)
+    assert not terminated[0] and not truncated[0]
+    assert int(env.episode_length_buf[0]) == length + 1  # same episode
+    assert goal.successes[0].item() == 1.0 and bool(goal.reached[0])
+    assert rotation_distance(goal.goal[0], old_goal).item() > 1e-3  # a new goal ...
+    torch.testing.assert_close(env.sim.field("mocap_quat")[0, 0].float(), goal.goal[0])  # ... shown by the ghost
+    # the step paid the success bonus: 250 per goal on top of at most 1 / 0.1 of rotation reward
+    assert reward[0].item() > 250.0
+
+
+def test_the_streak_resets_on_a_drop_and_ends_the_episode_at_50():
+    env = _env()
+    env.reset()
+    goal = _goal(env)
+    zero = torch.zeros(env.num_envs, env.num_actions)
+    env.step(zero)
+    goal.successes[:] = torch.tensor([3.0, 50.0, 0.0, 0.0])
+    env.sim.qpos[0, CUBE_QPOS.start + 2] = 0.05  # env 0: the cube lies on the floor
+    env.sim.forward()
+    _, _, terminated, truncated, _ = env.step(zero)
+    assert terminated.tolist() == [True, False, False, False]
+    assert truncated.tolist() == [False, True, False, False]  # 50 in a row: done, not failed
+    assert goal.episode_successes[:2].tolist() == [3.0, 50.0]
+    # the streaks restart (at 1 where the fresh goal happens to be met by the reset cube already)
+    assert goal.successes[:2].max().item() <= 1.0
+
+
+def test_randomization_of_hand_cube_dr_moves_what_it_claims():
+    env = _env("hand-cube-dr", num_envs=64)
+    env.reset()
+    model = env.sim.model
+    cube_geom, cube_body = model.geom("cube_geom").id, model.body("cube").id
+    friction = env.sim.expand("geom_friction")[:, cube_geom, 0]
+    mass = env.sim.expand("body_mass")[:, cube_body]
+    kp = env.sim.expand("actuator_gainprm")[:, :, 0]
+    assert float(friction.min()) >= 0.7 - 1e-9 and float(friction.max()) <= 1.3 + 1e-9 and float(friction.std()) > 0.1
+    assert float(mass.min()) >= 0.05 - 1e-9 and float(mass.max()) <= 0.2 + 1e-9 and float(mass.std()) > 0.02
+    assert float(kp.min()) >= 3.0 * 0.75 - 1e-9 and float(kp.max()) <= 3.0 * 1.5 + 1e-9
+    # the privileged critic sees the randomized values
+    obs = env.get_observations()
+    critic_mass = obs["critic"][:, -2] / 10.0
+    torch.testing.assert_close(critic_mass.double(), mass, atol=1e-5, rtol=1e-5)
+
+
+def test_eval_reports_streaks_goals_per_minute_and_drops():
+    from canter.cli.play_eval import evaluate
+    from canter.tasks.hand.mdp import hand_episode_metrics, hand_metrics
+
+    env = _env("hand-cube-axis", num_envs=8, episode_length_s=0.6)
+    zero_policy = SimpleNamespace(act_inference=lambda obs: torch.zeros(8, env.num_actions), reset=lambda done: None)
+    view = SimpleNamespace(env=env, algorithm=SimpleNamespace(policy=zero_policy), rollout_threads=1)
+    result = evaluate(view, 16, hand_metrics, hand_episode_metrics)  # type: ignore[arg-type]
+    assert result["episodes"] == 16
+    for key in ("consecutive_successes_mean", "consecutive_successes_median", "consecutive_successes_max",
+                "goals_per_minute", "ended_by_cube_dropped", "ended_by_time_out"):
+        assert key in result, key
+    assert 0 <= result["consecutive_successes_mean"] <= result["consecutive_successes_max"] <= 20
+    assert result["ended_by_cube_dropped"] + result["ended_by_time_out"] + result["ended_by_success_streak"] == pytest.approx(1.0)
