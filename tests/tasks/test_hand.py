@@ -135,3 +135,50 @@ def test_eval_reports_streaks_goals_per_minute_and_drops():
         assert key in result, key
     assert 0 <= result["consecutive_successes_mean"] <= result["consecutive_successes_max"] <= 20
     assert result["ended_by_cube_dropped"] + result["ended_by_time_out"] + result["ended_by_success_streak"] == pytest.approx(1.0)
+
+
+def test_cube_finger_contact_step_on_warp_matches_the_cpu_backend():
+    """Single-step parity of the contact-rich part (fingers pressing the cube onto the palm), warp on
+    Warp's CPU device (float32) against MuJoCo C (float64) from the same float32 states, to the
+    tolerance of canter.bench.gpu_parity; the model's elliptic cone is rotation invariant, so the two
+    engines' contact frames do not matter."""
+    pytest.importorskip("warp")
+    pytest.importorskip("mujoco_warp")
+    from canter.bench.gpu_parity import QPOS_TOL, QVEL_TOL
+    from canter.sim.config import SimCfg
+    from canter.sim.cpu import CpuSimulator
+    from canter.sim.model import load_model
+    from canter.sim.warp import WarpSimulator
+
+    cpu_device = torch.device("cpu")
+    model = load_model(asset_path("hand_cube.xml"))
+    n = 8
+    generator = torch.Generator().manual_seed(4)
+    source = CpuSimulator(model, n, SimCfg(num_threads=1), cpu_device)
+    source.qpos.copy_(torch.as_tensor(model.key("home").qpos))
+    curl = torch.tensor([0.0, 1.1, 1.2, 1.0] * 3 + [0.8, 1.0, 0.6, 0.5], dtype=torch.float64)
+    source.ctrl.copy_(curl + 0.1 * torch.randn(n, 16, generator=generator, dtype=torch.float64))
+    source.step(60)  # fingers close on the cube
+    low, high = torch.as_tensor(model.actuator_ctrlrange, dtype=torch.float32).T
+    state = {
+        "qpos": source.qpos.float(),
+        "qvel": source.qvel.float(),
+        "qacc_warmstart": source.field("qacc_warmstart").float(),
+        "ctrl": (source.ctrl.float() + 0.2 * torch.randn(n, 16, generator=generator)).clamp(low, high),
+    }
+    cpu = CpuSimulator(model, n, SimCfg(num_threads=1), cpu_device)
+    warp = WarpSimulator(model, n, SimCfg(backend="warp"), cpu_device)
+    cpu_ncon = cpu.field("ncon")
+    for sim in (cpu, warp):
+        sim.reset()
+        for name, value in state.items():
+            view = getattr(sim, name) if name != "qacc_warmstart" else sim.field(name)
+            view.copy_(value.to(view.dtype))
+        sim.forward()
+    # every env has the cube on the palm and fingertips on the cube
+    assert bool((cpu_ncon.flatten() >= 5).all()) and torch.equal(warp.field("ncon"), cpu_ncon)
+    for sim in (cpu, warp):
+        sim.step(6)
+    assert not warp.nonfinite.any()
+    for name, (atol, rtol) in (("qpos", QPOS_TOL), ("qvel", QVEL_TOL)):
+        torch.testing.assert_close(getattr(warp, name).double(), getattr(cpu, name), atol=atol, rtol=rtol)
