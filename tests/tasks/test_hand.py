@@ -115,6 +115,23 @@ def test_randomization_of_hand_cube_dr_moves_what_it_claims():
     assert float(friction.min()) >= 0.7 - 1e-9 and float(friction.max()) <= 1.3 + 1e-9 and float(friction.std()) > 0.1
     assert float(mass.min()) >= 0.05 - 1e-9 and float(mass.max()) <= 0.2 + 1e-9 and float(mass.std()) > 0.02
     assert float(kp.min()) >= 3.0 * 0.75 - 1e-9 and float(kp.max()) <= 3.0 * 1.5 + 1e-9
+    damping = env.sim.expand("dof_damping")[:, :16] / 0.02  # nominal 0.02 N m s/rad
+    assert float(damping.min()) >= 0.3 - 1e-6 and float(damping.max()) <= 3.0 + 1e-6 and float(damping.std()) > 0.3
+    # gravity noise: a constant force m * dg on the cube, dg ~ N(0, 0.4^2) per axis
+    force = env.sim.xfrc_applied[:, cube_body, :3]
+    dg = env.randomization_state["gravity_noise"][:, 0]
+    torch.testing.assert_close(force, dg * mass[:, None])
+    assert 0.25 < float(dg.std()) < 0.55
+    # action noise and bias: the actuators get action + bias + noise; the observation keeps the action
+    manager = env.action_manager
+    assert manager.action_bias is not None and manager.action_noise_std is not None
+    assert float(manager.action_bias.abs().max()) <= 0.05 and float(manager.action_noise_std.max()) <= 0.05
+    action = torch.full((64, 16), 0.3)
+    env.step(action)
+    executed = manager.executed - manager.action_bias
+    assert float((executed - action).abs().max()) > 1e-4
+    assert float(((executed - action).std(dim=1) - manager.action_noise_std[:, 0]).abs().mean()) < 0.02
+    torch.testing.assert_close(env.get_observations()["policy"][:, -16:], action)
     # the privileged critic sees the randomized values
     obs = env.get_observations()
     critic_mass = obs["critic"][:, -2] / 10.0

@@ -100,6 +100,11 @@ class ActionManager(TermManager):
         self.action_history = torch.zeros(self.max_delay + 1, *self.action.shape, device=env.device)
         self._head = torch.zeros((), dtype=torch.long, device=env.device)
         self._env_index = torch.arange(env.num_envs, device=env.device)
+        # action noise and bias (mdp.randomize_action_noise): what the actuators receive is
+        # action + bias + std * N(0, 1), drawn per control step; the observations keep `action`
+        self.action_bias: torch.Tensor | None = None  # (num_envs, action_dim)
+        self.action_noise_std: torch.Tensor | None = None  # (num_envs, 1)
+        self.executed = self.action
         rows = [
             (t.name, t.action_dim, t.describe(), t.cfg.max_delay_steps)
             for t in self.terms
@@ -139,10 +144,14 @@ class ActionManager(TermManager):
         self.nonfinite_actions += (~finite).any(dim=1).sum()
         self.prev_action.copy_(self.action)
         self.action.copy_(torch.where(finite, actions, torch.zeros_like(actions)))
+        self.executed = self.action
+        if self.action_bias is not None and self.action_noise_std is not None:
+            noise = torch.randn(self.action.shape, generator=self.env.generator, device=self.action.device)
+            self.executed = self.action + self.action_bias + self.action_noise_std * noise
         if self.max_delay > 0:
             # advance the ring on the device (no host sync) and store the newest action there
             self._head.add_(1).remainder_(self.max_delay + 1)
-            self.action_history.index_copy_(0, self._head.view(1), self.action.unsqueeze(0))
+            self.action_history.index_copy_(0, self._head.view(1), self.executed.unsqueeze(0))
 
     def apply_action(self) -> None:
         ctrl = self.env.sim.ctrl
@@ -150,7 +159,7 @@ class ActionManager(TermManager):
         for term in self.terms:
             stop = start + term.action_dim
             if term.cfg.max_delay_steps == 0:
-                action = self.action[:, start:stop]
+                action = self.executed[:, start:stop]
             else:
                 # slot of the action from delay[i] steps ago: (head - delay[i]) mod (max_delay + 1)
                 delay = self.delay.clamp(0, term.cfg.max_delay_steps)
@@ -174,6 +183,8 @@ class ActionManager(TermManager):
             "action_history": self.action_history.clone(),
             "head": self._head.clone(),
             "terms": self.terms_state_dict(),
+            **({"action_bias": self.action_bias.clone(), "action_noise_std": self.action_noise_std.clone()}
+               if self.action_bias is not None and self.action_noise_std is not None else {}),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -183,3 +194,6 @@ class ActionManager(TermManager):
         self.action_history.copy_(state["action_history"])
         self._head.copy_(state["head"])
         self.load_terms_state_dict(state["terms"])
+        if "action_bias" in state:
+            self.action_bias = state["action_bias"].clone()
+            self.action_noise_std = state["action_noise_std"].clone()

@@ -322,3 +322,74 @@ def randomize_action_delay(
     delay = torch.randint(low, high + 1, (selection.rows(env_ids),), generator=env.generator, device=env.device)
     selection.put(env.action_manager.delay, env_ids, delay)
     _record(env, name, env_ids, delay, torch.zeros((), dtype=torch.long, device=env.device))
+
+
+def randomize_action_noise(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bias_range: tuple[float, float],
+    noise_std_range: tuple[float, float],
+    name: str = "action_noise",
+) -> None:
+    """Imperfect actuation (Dactyl's action noise): the actuators receive action + bias + std * N(0, 1)
+    (action units, before the action term's scale), the bias drawn per env and action dimension,
+    std per env, both per episode; the noise is drawn at every control step. The policy's
+    observations keep the action it chose. Logged: "<name>/bias" (num_envs, actions) and
+    "<name>/std" (num_envs, 1)."""
+    term = "randomize_action_noise"
+    _check_range(term, "bias_range", bias_range)
+    _check_range(term, "noise_std_range", noise_std_range, minimum=0.0)
+    manager = env.action_manager
+    if manager.action_bias is None or manager.action_noise_std is None:
+        manager.action_bias = torch.zeros_like(manager.action)
+        manager.action_noise_std = torch.zeros(env.num_envs, 1, device=env.device)
+    n = selection.rows(env_ids)
+    bias = _sample(env, (n, manager.action_dim), bias_range).float()
+    std = _sample(env, (n, 1), noise_std_range).float()
+    selection.put(manager.action_bias, env_ids, bias)
+    selection.put(manager.action_noise_std, env_ids, std)
+    zero = torch.zeros((), device=env.device)
+    _record(env, f"{name}/bias", env_ids, bias, zero)
+    _record(env, f"{name}/std", env_ids, std, zero)
+
+
+def randomize_joint_damping(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    joints: Resolved,
+    scale_range: tuple[float, float],
+    name: str = "joint_damping",
+) -> None:
+    """dof_damping = nominal * U(scale_range), per env and joint (passive joint damping, not the
+    servo's kv). Logged: (num_envs, joints) scales."""
+    term = "randomize_joint_damping"
+    _require_kind(term, "joints", joints, "joint")
+    _check_range(term, "scale_range", scale_range, minimum=0.0)
+    scale = _sample(env, (selection.rows(env_ids), joints.count), scale_range)
+    damping = _nominal(env, "dof_damping", joints.dof_adr) * scale
+    selection.put(env.sim.expand("dof_damping"), env_ids, damping, joints.dof_adr)
+    _record(env, name, env_ids, scale, torch.ones((), device=env.device))
+
+
+def randomize_gravity_force(
+    env: ManagerBasedRLEnv,
+    env_ids: torch.Tensor,
+    bodies: Resolved,
+    std: float,
+    name: str = "gravity_noise",
+) -> None:
+    """Gravity noise on free objects: a constant world-frame force m * dg on each selected body for
+    the episode, dg ~ N(0, std^2) m/s^2 per axis (MuJoCo's gravity is one global option, so a
+    per-env gravity change is applied as the force it would add to the object). Logged:
+    (num_envs, bodies, 3) dg."""
+    term = "randomize_gravity_force"
+    _require_kind(term, "bodies", bodies, "body")
+    if not std >= 0.0:
+        raise ConfigError(f"{term}: std must be >= 0, got {std}")
+    n = selection.rows(env_ids)
+    dg = (torch.randn(n, bodies.count, 3, generator=env.generator, device=env.device) * std).to(env.sim.dtype)
+    mass = selection.take(env.sim.expand("body_mass"), env_ids, bodies.ids) if env.sim.is_expanded("body_mass") else (
+        _nominal(env, "body_mass", bodies.ids).expand(n, -1))
+    force = dg * mass[..., None]
+    selection.put(env.sim.xfrc_applied, env_ids, force, bodies.ids, slice(0, 3))
+    _record(env, name, env_ids, dg, torch.zeros((), device=env.device))

@@ -22,7 +22,7 @@ from canter.managers.reward import RewardTermCfg
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import locomotion
 from canter.mdp.actions import joint_position_action
-from canter.scene.entity import actuators, bodies, geoms, sensors
+from canter.scene.entity import actuators, bodies, geoms, joints, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path
 from canter.tasks.hand import mdp as hand
@@ -111,14 +111,18 @@ def hand_cube_axis_env_cfg() -> EnvCfg:
 
 def hand_cube_dr_env_cfg() -> EnvCfg:
     """hand-cube with domain randomization per episode in the Dactyl / Isaac Lab spirit: cube and
-    fingertip friction, cube mass, servo gains, motor strength, action latency, and observation
-    noise on every policy observation."""
+    fingertip friction, cube mass, gravity noise on the cube, servo gains and strength, passive joint
+    damping, action noise and bias, one step of action latency, and observation noise on every
+    policy observation (not randomized: the cube's size)."""
     cfg = hand_cube_env_cfg()
     cfg.observations["policy"] = _policy_obs(noise=True)
     cfg.actions["joint_pos"].max_delay_steps = 1
     reset = {
         "cube_friction": (mdp.randomize_friction, {"geoms": geoms("cube_geom", ".*_tip"), "friction_range": (0.7, 1.3)}),
         "cube_mass": (mdp.randomize_added_mass, {"bodies": bodies("cube"), "mass_range": (-0.05, 0.1)}),
+        "gravity_noise": (mdp.randomize_gravity_force, {"bodies": bodies("cube"), "std": 0.4}),
+        "joint_damping": (mdp.randomize_joint_damping, {"joints": joints(), "scale_range": (0.3, 3.0)}),
+        "action_noise": (mdp.randomize_action_noise, {"bias_range": (-0.05, 0.05), "noise_std_range": (0.0, 0.05)}),
         "pd_gains": (mdp.randomize_pd_gains, {"actuators": actuators(), "kp_scale_range": (0.75, 1.5), "kd_scale_range": (0.3, 3.0)}),
         "motor_strength": (mdp.randomize_motor_strength, {"actuators": actuators(), "scale_range": (0.8, 1.2)}),
         "action_delay": (mdp.randomize_action_delay, {"delay_range": (0, 1)}),
