@@ -3,8 +3,10 @@ palm until its orientation is within 0.4 rad of the goal; a new goal is drawn at
 episode runs on until the cube drops, 50 goals are reached in a row, or 20 s pass.
 200 Hz physics, 33 Hz control (6 substeps), joint position targets around the home pose.
 
-The reward, per control step as Isaac Gym's and Isaac Lab's in-hand tasks state theirs (the
-manager multiplies each weight by dt, so the weights below are those values / dt):
+The reward, per control step as Isaac Gym's and Isaac Lab's in-hand tasks state theirs, times the
+0.01 reward scale their PPO (rl_games) trains with (the manager multiplies each weight by dt, so
+the weights below are value x 0.01 / dt). Without the scale the 250 bonus makes advantages so large
+that the adaptive learning rate collapses to its floor within ten iterations (measured):
 - rotation 1 / (d + 0.1), d the rotation distance to the goal: 1 per step (10 at the goal);
 - success bonus 250 per goal reached: worth more than any shaping between two goals;
 - position -10 x |cube - spawn| (m): keep the cube on the palm;
@@ -30,6 +32,7 @@ from canter.tasks.hand.mdp import CubeGoalCommandCfg
 
 DECIMATION = 6
 STEP_DT = 0.005 * DECIMATION
+SCALE = 0.01 / STEP_DT  # reward per control step -> weight
 SPAWN = (0.02, 0.0, 0.245)  # the cube's centre resting on the palm, world frame (m)
 FINGERTIPS = sensors(".*_tip_touch")
 GOAL = {"command_name": "goal"}
@@ -84,12 +87,12 @@ def hand_cube_env_cfg() -> EnvCfg:
             ),
         },
         rewards={
-            "rotation": RewardTermCfg(func=hand.rotation_reward, weight=1.0 / STEP_DT, params=GOAL),
-            "success_bonus": RewardTermCfg(func=hand.goal_reached, weight=250.0 / STEP_DT, params=GOAL),
-            "position": RewardTermCfg(func=hand.cube_displacement, weight=-10.0 / STEP_DT, params={"spawn": SPAWN}),
-            "drop": RewardTermCfg(func=mdp.is_terminated, weight=-50.0 / STEP_DT),
-            "action": RewardTermCfg(func=mdp.action_l2, weight=-0.0002 / STEP_DT),
-            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.01 / STEP_DT),
+            "rotation": RewardTermCfg(func=hand.rotation_reward, weight=1.0 * SCALE, params=GOAL),
+            "success_bonus": RewardTermCfg(func=hand.goal_reached, weight=250.0 * SCALE, params=GOAL),
+            "position": RewardTermCfg(func=hand.cube_displacement, weight=-10.0 * SCALE, params={"spawn": SPAWN}),
+            "drop": RewardTermCfg(func=mdp.is_terminated, weight=-50.0 * SCALE),
+            "action": RewardTermCfg(func=mdp.action_l2, weight=-0.0002 * SCALE),
+            "action_rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-0.01 * SCALE),
         },
         terminations={
             "time_out": TerminationTermCfg(func=mdp.time_out, time_out=True),
