@@ -67,7 +67,9 @@ def test_guard_records_call_sites_inside_canter():
 
 pytest.importorskip("mujoco_warp")
 
-FAMILIES = ("cartpole", "ant", "dog-flat", "dog-rough", "dog-stones", "arm-grasp-state", "arm-grasp", "humanoid-stairs")
+FAMILIES = (
+    "cartpole", "ant", "dog-flat", "dog-rough", "dog-stones", "arm-grasp-state", "arm-grasp", "humanoid-stairs", "hand-cube-dr",
+)
 # the humanoid's PPO iteration runs with symmetry augmentation and the mirror loss on
 EXTRA_FLAGS = {"humanoid-stairs": ["--agent.algo.symmetry", "both"]}
 

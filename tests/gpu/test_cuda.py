@@ -12,7 +12,9 @@ pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),
 ]
 
-FAMILIES = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp", "humanoid-flat", "humanoid-stairs")
+FAMILIES = (
+    "cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp", "humanoid-flat", "humanoid-stairs", "hand-cube",
+)
 
 
 @pytest.mark.parametrize("task", FAMILIES)

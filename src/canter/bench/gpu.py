@@ -46,7 +46,8 @@ class GpuCheckCfg:
     sizes: tuple[int, ...] = SIZES
     stages: tuple[str, ...] = ("tests", "syncs", "parity", "env", "train", "learn")
     # one task per family and model (the others differ from these in terms only)
-    parity_tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp", "humanoid-flat", "humanoid-stairs")
+    parity_tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp",
+                                     "humanoid-flat", "humanoid-stairs", "hand-cube")
     env_seconds: float = 1.0  # per repetition and side of bench env
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train wall time per task and size
