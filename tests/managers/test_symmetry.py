@@ -44,6 +44,10 @@ def _mirror_state(env: ManagerBasedRLEnv, joints: Mirror, actions: Mirror) -> No
     qvel[1, scene.joint_dof_adr] = mirror(qvel[0, scene.joint_dof_adr], joints)
     command = env.command_manager.get_command("base_velocity")
     command[1] = command[0] * torch.tensor([1.0, -1.0, -1.0])
+    # a walking clock (the humanoid's) is mirrored by swapping the legs: half a period later
+    period = env.cfg.observations["policy"].terms.get("gait_clock")
+    if period is not None:
+        env.episode_length_buf[1] = env.episode_length_buf[0] + round(0.5 * period.params["period"] / env.step_dt)
     env.action_manager.action[1] = mirror(env.action_manager.action[0], actions)
     env.sim.forward()
     env.scene.invalidate()

@@ -174,7 +174,7 @@ def test_feet_slide_clearance_and_posture_equal_their_formulas():
 
 def test_reward_weights_have_the_documented_signs():
     cfg = REGISTRY.get("humanoid-flat").env_cfg()
-    positive = {"track_lin_vel_xy", "track_ang_vel_z", "feet_air_time"}
+    positive = {"track_lin_vel_xy", "track_ang_vel_z", "feet_air_time", "contact_phase"}
     for name, term in cfg.rewards.items():
         assert (term.weight > 0) == (name in positive), name
     assert cfg.rewards["termination"].weight == -200.0
@@ -202,7 +202,7 @@ def test_stairs_terrain_scan_fall_test_and_top_third_report():
     terrain = env.terrain
     assert terrain is not None
     assert set(env.cfg.terrain.sub_terrains) == {"flat", "rough", "stairs_up", "stairs_down"}
-    assert obs["policy"].shape[1] == 75 + 17 * 11  # the flat task's 75 + a 1.6 x 1.0 m scan at 0.1 m
+    assert obs["policy"].shape[1] == 77 + 17 * 11  # the flat task's 77 + a 1.6 x 1.0 m scan at 0.1 m
     # the fall test measures from the ground under the robot: 0.6 m above a stair is standing
     xy = terrain.env_origins[:, :2].to(env.sim.dtype)
     ground = terrain.height_at(xy.float()).to(env.sim.dtype)
@@ -276,3 +276,22 @@ def test_a_control_step_on_warp_matches_the_cpu_backend(cone: str):
     for name, (atol, rtol) in (("qpos", QPOS_TOL), ("qvel", QVEL_TOL)):
         expected = getattr(cpu, name)[rows]
         torch.testing.assert_close(getattr(warp, name)[rows].double(), expected, atol=atol, rtol=rtol)
+
+
+def test_gait_clock_and_contact_phase_by_hand():
+    from canter.mdp.biped import feet_contact_phase, gait_clock, gait_phase
+    from canter.scene.entity import sensors
+
+    env = _env(num_envs=3)
+    env.reset()
+    # 0.8 s period at 50 Hz: steps 0, 10, 30 are phases 0, 0.25, 0.75 of the left leg
+    env.episode_length_buf[:] = torch.tensor([0, 10, 30])
+    phase = gait_phase(env, 0.8)
+    torch.testing.assert_close(phase, torch.tensor([[0.0, 0.5], [0.25, 0.75], [0.75, 0.25]]))
+    torch.testing.assert_close(gait_clock(env, 0.8), torch.tensor([[0.0, 1.0], [1.0, 0.0], [-1.0, 0.0]]), atol=1e-6, rtol=0)
+    feet = sensors("left_foot_touch", "right_foot_touch").resolve(env.scene)
+    left, right = _sensor_cols(env, "left_foot_touch"), _sensor_cols(env, "right_foot_touch")
+    # expected stance (phase < 0.55): env 0 (L, R) = (yes, yes), env 1 (yes, no), env 2 (no, yes)
+    env.sim.sensordata[:, left] = torch.tensor([[100.0], [100.0], [100.0]], dtype=env.sim.dtype)
+    env.sim.sensordata[:, right] = torch.tensor([[0.0], [0.0], [0.0]], dtype=env.sim.dtype)
+    assert feet_contact_phase(env, feet, 0.8).tolist() == [1.0, 2.0, 0.0]

@@ -110,3 +110,29 @@ def feet_height(env: ManagerBasedRLEnv, position: Resolved) -> torch.Tensor:
     ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
     return pos[..., 2] - ground
 
+
+
+def gait_phase(env: ManagerBasedRLEnv, period: float) -> torch.Tensor:
+    """(num_envs, 2) the phase in [0, 1) of each leg (left, right) of a walking clock of `period`
+    seconds that starts with the episode; the right leg runs half a period behind the left."""
+    t = env.episode_length_buf.to(torch.float32) * env.step_dt
+    left = torch.remainder(t / period, 1.0)
+    return torch.stack((left, torch.remainder(left + 0.5, 1.0)), dim=1)
+
+
+def gait_clock(env: ManagerBasedRLEnv, period: float) -> torch.Tensor:
+    """(num_envs, 2) sin and cos of the left leg's phase (the right leg's are their negatives, so
+    the left-right mirror of this observation is its negation)."""
+    angle = 2.0 * torch.pi * gait_phase(env, period)[:, 0]
+    return torch.stack((torch.sin(angle), torch.cos(angle)), dim=1)
+
+
+def feet_contact_phase(
+    env: ManagerBasedRLEnv, sensors: Resolved, period: float, stance_fraction: float = 0.55, contact_force: float = 1.0
+) -> torch.Tensor:
+    """Number of feet (0..2) whose contact matches the walking clock: on the ground during the
+    first `stance_fraction` of the leg's phase, in the air after it (a gait prior that makes a
+    biped step from the first minutes)."""
+    contact = _readings(env, sensors) > contact_force
+    stance = gait_phase(env, period) < stance_fraction
+    return torch.sum(contact == stance, dim=1).float()

@@ -29,7 +29,7 @@ from canter.managers.curriculum import CurriculumTermCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg
 from canter.managers.reward import RewardTermCfg
-from canter.managers.symmetry import SymmetryCfg, mirror_of
+from canter.managers.symmetry import SymmetryCfg, mirror_of, mirror_signs
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import biped, locomotion
 from canter.mdp.actions import joint_position_action
@@ -98,6 +98,21 @@ def _rewards() -> dict[str, RewardTermCfg]:
     }
 
 
+GAIT_PERIOD_S = 0.8
+
+
+def add_gait_clock(cfg: EnvCfg, period: float = GAIT_PERIOD_S, weight: float = 0.3) -> None:
+    """A walking clock (Unitree's G1 recipe): sin/cos of the left leg's phase in both observation
+    groups, and a reward for each foot whose contact matches it (stance for the first 55 % of the
+    leg's phase, the right leg half a period behind)."""
+    clock = {"period": period}
+    for group in ("policy", "critic"):
+        cfg.observations[group].terms["gait_clock"] = ObsTermCfg(func=biped.gait_clock, params=dict(clock), mirror=mirror_signs(-1.0, -1.0))
+    cfg.rewards["contact_phase"] = RewardTermCfg(
+        func=biped.feet_contact_phase, weight=weight, params={"sensors": FEET_TOUCH, "period": period}
+    )
+
+
 def humanoid_flat_env_cfg() -> EnvCfg:
     cfg = EnvCfg(
         model_path=str(asset_path("humanoid.xml")),
@@ -142,6 +157,7 @@ def humanoid_flat_env_cfg() -> EnvCfg:
             "bad_orientation": TerminationTermCfg(func=mdp.bad_orientation, params={"limit_angle": 1.0}),
         },
     )
+    add_gait_clock(cfg)
     add_domain_randomization(cfg, foot_geoms=FEET_GEOMS, base_body="pelvis", mass_range=(-1.0, 3.0), max_delay_steps=1)
     return cfg
 
