@@ -7,8 +7,12 @@ The reward set and why (weights per second; the manager multiplies by dt):
 - track_lin_vel_xy / track_ang_vel_z, exp(-err^2 / 0.25), 1.0 each: the task.
 - termination, -200: falling must cost more than any episode of shaping can pay back, or an early
   policy learns that ending the episode is cheaper than its penalties.
-- feet_air_time (single stance, capped at 0.4 s), 0.5: rewards alternating steps of a useful length,
-  the gait-inducing term for bipeds; shuffling in double stance earns nothing.
+- feet_air_time (single stance, capped at 0.4 s), 0.5: rewards alternating steps of a useful length;
+  shuffling in double stance earns nothing.
+- contact_phase, 0.3 per foot: a walking clock (0.8 s period, stance for 55 % of it, the legs half a
+  period apart; sin/cos of the phase are observed) and a reward for each foot whose contact matches
+  it, Unitree's G1 recipe. Without it (air time alone) the policy learnt to stand and turn but not
+  to walk: forward tracking error 0.42 -> 0.40 m/s from 10 to 40 minutes of training.
 - feet_slide, -0.25, and feet_clearance (swing foot below 8 cm), -20: a stance foot that slips
   and a swing foot that scuffs both break on stairs and on a real robot.
 - posture: |q - q_home| of hip roll and yaw (-0.2), waist (-0.2) and arms (-0.1): without it the
