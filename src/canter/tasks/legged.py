@@ -8,6 +8,7 @@ from canter.envs.env_cfg import EnvCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
 from canter.managers.symmetry import ANGULAR, LINEAR, VELOCITY_COMMAND, mirror_of, mirror_signs
+from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.runner import RunnerCfg
 from canter.scene.entity import Sel, actuators, bodies
@@ -29,6 +30,21 @@ def velocity_policy_obs() -> ObsGroupCfg:
             "joint_vel": ObsTermCfg(func=mdp.joint_vel, noise=unoise(1.5), scale=0.05, mirror=mirror_of("joints")),
             "actions": ObsTermCfg(func=mdp.last_action, mirror=mirror_of("actions")),
         }
+    )
+
+
+def heading_velocity_command(lin_vel_x: tuple[float, float], lin_vel_y: tuple[float, float]) -> UniformVelocityCommandCfg:
+    """Planar velocity commands redrawn every 10 s, the yaw rate steering toward a random heading
+    (stiffness 0.5, within +-1 rad/s); 2 % of the envs are told to stand still."""
+    return UniformVelocityCommandCfg(
+        resampling_time_range=(10.0, 10.0),
+        lin_vel_x=lin_vel_x,
+        lin_vel_y=lin_vel_y,
+        ang_vel_z=(-1.0, 1.0),
+        heading_command=True,
+        heading_control_stiffness=0.5,
+        rel_heading_envs=1.0,
+        rel_standing_envs=0.02,
     )
 
 

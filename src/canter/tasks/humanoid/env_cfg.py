@@ -37,11 +37,15 @@ from canter.managers.symmetry import SymmetryCfg, mirror_of, mirror_signs
 from canter.managers.termination import TerminationTermCfg
 from canter.mdp import biped, locomotion
 from canter.mdp.actions import joint_position_action
-from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.scene.entity import bodies, geoms, joints, sensors
 from canter.sim.config import SimCfg
 from canter.sim.model import asset_path
-from canter.tasks.legged import add_domain_randomization, add_height_scan, velocity_policy_obs
+from canter.tasks.legged import (
+    add_domain_randomization,
+    add_height_scan,
+    heading_velocity_command,
+    velocity_policy_obs,
+)
 from canter.terrains import TerrainCfg, sub_terrain_mix
 
 FEET_TOUCH = sensors("left_foot_touch", "right_foot_touch")
@@ -126,18 +130,7 @@ def humanoid_flat_env_cfg() -> EnvCfg:
         episode_length_s=20.0,
         sim=SimCfg(),
         actions={"joint_pos": joint_position_action(scale=0.25)},
-        commands={
-            "base_velocity": UniformVelocityCommandCfg(
-                resampling_time_range=(10.0, 10.0),
-                lin_vel_x=(-0.5, 1.0),
-                lin_vel_y=(-0.5, 0.5),
-                ang_vel_z=(-1.0, 1.0),
-                heading_command=True,
-                heading_control_stiffness=0.5,
-                rel_heading_envs=1.0,
-                rel_standing_envs=0.02,
-            )
-        },
+        commands={"base_velocity": heading_velocity_command(lin_vel_x=(-0.5, 1.0), lin_vel_y=(-0.5, 0.5))},
         observations={"policy": velocity_policy_obs(), "critic": _critic_obs()},
         events={
             "reset_base": EventTermCfg(
