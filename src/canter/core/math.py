@@ -60,7 +60,7 @@ def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
 
 def quat_conjugate(quat: torch.Tensor) -> torch.Tensor:
     """(w, -x, -y, -z): the inverse of a unit quaternion."""
-    return quat * torch.tensor([1.0, -1.0, -1.0, -1.0], dtype=quat.dtype, device=quat.device)
+    return torch.cat((quat[..., :1], -quat[..., 1:]), dim=-1)
 
 
 def rotation_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

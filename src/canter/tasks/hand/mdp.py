@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import torch
 
 from canter.core import selection
-from canter.core.math import quat_from_yaw, quat_mul, random_quat, rotation_distance
+from canter.core.math import quat_conjugate, quat_from_yaw, quat_mul, random_quat, rotation_distance
 from canter.core.validate import require_choice, require_positive
 from canter.managers.command import CommandTerm, CommandTermCfg
 
@@ -126,7 +126,9 @@ def _goal(env: ManagerBasedRLEnv, command_name: str) -> CubeGoalCommand:
 
 def cube_position_rel(env: ManagerBasedRLEnv, spawn: tuple[float, float, float]) -> torch.Tensor:
     """(num_envs, 3) cube position relative to its spawn point on the palm, m."""
-    return cube_pos(env) - torch.tensor(spawn, dtype=env.sim.dtype, device=env.device)
+    pos = cube_pos(env)
+    # column by column with Python scalars: no host-to-device copy per step
+    return torch.stack([pos[:, axis] - spawn[axis] for axis in range(3)], dim=1)
 
 
 def cube_orientation(env: ManagerBasedRLEnv) -> torch.Tensor:
@@ -147,7 +149,7 @@ def goal_orientation(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
 def goal_relative_rotation(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
     """(num_envs, 4) the rotation cube * conj(goal) that separates the cube from its goal, w >= 0."""
     goal = env.command_manager.get_command(command_name)
-    diff = quat_mul(cube_quat(env).float(), goal * torch.tensor([1.0, -1.0, -1.0, -1.0], device=goal.device))
+    diff = quat_mul(cube_quat(env).float(), quat_conjugate(goal))
     return torch.where(diff[:, :1] < 0, -diff, diff)
 
 
@@ -203,7 +205,7 @@ def reset_cube(env: ManagerBasedRLEnv, env_ids: torch.Tensor, spawn: tuple[float
     lower than a flat one: "so3" resets lift it by that much, so that it drops onto the palm
     instead of starting inside it."""
     n, dtype, device = selection.rows(env_ids), env.sim.dtype, env.device
-    pos = torch.tensor(spawn, device=device).expand(n, 3).clone()
+    pos = torch.stack([torch.full((n,), value, device=device) for value in spawn], dim=1)
     pos[:, :2] += (torch.rand(n, 2, generator=env.generator, device=device) * 2.0 - 1.0) * position_range
     pos[:, 2] += lift
     if orientation == "z_axis":
