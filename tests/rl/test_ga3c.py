@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from canter.core.rng import make_generator
-from canter.rl.config import AlgoCfg, PolicyCfg
-from canter.rl.ga3c import Ga3cCfg, Ga3cRunner, ThreadBalancer
+from canter.rl.config import AlgoCfg, Ga3cCfg, PolicyCfg
+from canter.rl.ga3c import Ga3cRunner, ThreadBalancer
 from canter.rl.modules import ActorCritic
 from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
 from tests.rl.fake_env import PickTheLit

@@ -19,42 +19,22 @@ from typing import Any
 from canter.core.errors import ConfigError
 
 
-def _split_threads(args: Any, agents: int) -> None:
-    """Each agent's env gets cores / agents threads (MuJoCo's pool or the emulators')."""
-    from canter.core.device import available_cores
-
-    threads = max(1, available_cores() // agents)
-    sim = getattr(args.env, "sim", None)
-    if sim is not None:
-        sim.num_threads = threads
-    else:
-        args.env.num_threads = threads
-
-
 def run_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
              log: Any = None) -> dict[str, Any]:
     """GA3C on `task` for `seconds`; its period statistics as dicts."""
-    from canter.core.rng import derive_seed, make_generator
-    from canter.rl.factory import check_action_space, make_policy
-    from canter.rl.ga3c import Ga3cCfg, Ga3cRunner
-    from canter.runs.args import make_env, parse_train_args
+    from canter.runs.args import parse_train_args
+    from canter.runs.ga3c import build_ga3c
 
     args = parse_train_args(task, [*train_argv, "--quiet"])
+    args.agent.algo.ga3c.num_agents = num_agents
+    args.agent.algo.ga3c.dynamic = dynamic
     if args.env.num_envs % num_agents:
         raise ConfigError(f"--num-agents: {args.env.num_envs} envs cannot be split evenly over {num_agents} agents")
-    _split_threads(args, num_agents)
-    envs = [make_env(args, rank=i, num_envs=args.env.num_envs // num_agents) for i in range(num_agents)]
-    check_action_space(envs[0], args.agent.policy, args.agent.algo)
-    policy = make_policy(envs[0].observation_shapes, envs[0].num_actions, args.agent.policy,
-                         init_generator=make_generator(derive_seed(args.seed, 0), "cpu"))
-    cfg = Ga3cCfg(num_agents=num_agents, dynamic=dynamic,
-                  min_training_batch=max(1, args.env.num_envs * args.agent.algo.num_steps_per_env // 4))
-    runner = Ga3cRunner(envs, policy, args.agent.algo, cfg, seed=args.seed,
-                        on_period=(lambda s: log(f"ga3c {s.wall_time_s:6.0f} s  return {s.mean_return:8.2f}  PPS "
-                                                 f"{s.pps:8.0f}  TPS {s.tps:6.2f}  lag {s.policy_lag:5.2f}  "
-                                                 f"predictors {s.predictors} trainers {s.trainers}")) if log else None)
+    runner = build_ga3c(args, on_period=(
+        lambda s: log(f"ga3c {s.wall_time_s:6.0f} s  return {s.mean_return:8.2f}  PPS {s.pps:8.0f}  TPS {s.tps:6.2f}  "
+                      f"lag {s.policy_lag:5.2f}  predictors {s.predictors} trainers {s.trainers}")) if log else None)
     history = runner.learn(seconds)
-    for env in envs:
+    for env in runner.envs:
         env.close()
     return {"periods": [dataclasses.asdict(s) for s in history], "num_agents": num_agents,
             "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env}

@@ -159,6 +159,10 @@ def run_training(the_plan: Plan) -> int:
     from canter.runs.args import cpu_physics, init_rank, make_rank_env, task_expert
 
     args, run_dir, resume = the_plan.args, the_plan.run_dir, the_plan.resume
+    if args.agent.algo.algo == "ga3c":
+        from canter.runs.ga3c import train_ga3c
+
+        return train_ga3c(the_plan, _command_text())
     info = init_rank(args)
     lock: RunLock | None = None
     try:

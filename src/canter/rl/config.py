@@ -24,7 +24,7 @@ Activation = Literal["elu", "relu", "tanh"]
 NoiseStdType = Literal["scalar", "log"]
 RnnType = Literal["none", "gru", "lstm"]
 Distribution = Literal["gaussian", "categorical"]
-Algorithm = Literal["ppo", "a2c", "dagger"]
+Algorithm = Literal["ppo", "a2c", "dagger", "ga3c"]
 BetaSchedule = Literal["exponential", "linear"]
 Schedule = Literal["adaptive", "fixed"]
 CompileBackend = Literal["inductor", "aot_eager"]
@@ -166,11 +166,55 @@ class DaggerCfg(Validated):
 
 
 @dataclass(kw_only=True)
+class Ga3cCfg(Validated):
+    """GA3C's system settings (canter.rl.ga3c). Its learning settings are AlgoCfg's: num_steps_per_env
+    is t_max, gamma, lam (V-trace's λ), learning_rate (fixed: GA3C has no adaptive schedule),
+    value_loss_coef, entropy_coef, max_grad_norm, autocast.
+
+    num_agents: env batches, one agent thread each (the env's envs split evenly among them).
+    predictors, trainers: threads at the start; max_predictors, max_trainers: the balancer's bounds.
+    max_prediction_batch: agent requests a predictor serves at once. min_training_batch: transitions
+    per update (0: a quarter of one rollout of all envs, num_envs * num_steps_per_env / 4).
+    adjust_every_s: seconds between two balancing decisions (and log lines, and with `canter train`
+    checkpoints); dynamic: balance the counts (False: keep them). rho_bar, c_bar: V-trace's clips of
+    the importance weights.
+    """
+
+    num_agents: int = 4
+    predictors: int = 1
+    trainers: int = 1
+    max_predictors: int = 4
+    max_trainers: int = 4
+    max_prediction_batch: int = 8
+    min_training_batch: int = 0
+    adjust_every_s: float = 10.0
+    dynamic: bool = True
+    rho_bar: float = 1.0
+    c_bar: float = 1.0
+
+    config_name = "algo.ga3c"
+
+    def validate(self) -> None:
+        for name in ("num_agents", "predictors", "trainers", "max_prediction_batch"):
+            require_at_least(self, name, 1, integer=True)
+        require_at_least(self, "min_training_batch", 0, integer=True)
+        require_at_least(self, "max_predictors", self.predictors, integer=True)
+        require_at_least(self, "max_trainers", self.trainers, integer=True)
+        require_positive(self, "adjust_every_s", "rho_bar", "c_bar")
+
+    def training_batch(self, num_envs: int, num_steps_per_env: int) -> int:
+        """Transitions per update: min_training_batch, or a quarter of a rollout of all envs."""
+        return self.min_training_batch or max(1, num_envs * num_steps_per_env // 4)
+
+
+@dataclass(kw_only=True)
 class AlgoCfg(Validated):
     """The on-policy algorithm (PPO or A2C), its rollout length and its optimizer.
 
-    algo: "ppo" (clipped surrogate, several epochs of minibatches) or "a2c" (one gradient step on the
-        whole rollout; ignores num_learning_epochs, num_mini_batches and the clipping fields).
+    algo: "ppo" (clipped surrogate, several epochs of minibatches), "a2c" (one gradient step on the
+        whole rollout; ignores num_learning_epochs, num_mini_batches and the clipping fields) or
+        "ga3c" (asynchronous A2C with V-trace, canter.rl.ga3c; `canter train` runs it on its own
+        runner, one process on the CPU; settings in `ga3c`).
     num_steps_per_env: env steps per rollout; also the truncation length of backpropagation through
         time for recurrent policies.
     num_learning_epochs, num_mini_batches: PPO passes over the rollout and splits per pass.
@@ -201,6 +245,7 @@ class AlgoCfg(Validated):
     dagger: the β schedule and dataset of algo "dagger" (which regresses the expert's actions with
         num_learning_epochs passes of num_mini_batches minibatches over the dataset per iteration and
         ignores the PPO-only fields).
+    ga3c: the agents, predictors, trainers and V-trace clips of algo "ga3c".
     """
 
     algo: Algorithm = "ppo"
@@ -227,6 +272,7 @@ class AlgoCfg(Validated):
     symmetry: Symmetry = "off"
     symmetry_loss_coef: float = 1.0
     dagger: DaggerCfg = dataclass_field(default_factory=DaggerCfg)
+    ga3c: Ga3cCfg = dataclass_field(default_factory=Ga3cCfg)
 
     config_name = "algo"
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Mapping
 from typing import cast
 
@@ -19,7 +21,9 @@ from canter.rl.modules import ActorCritic
 from canter.rl.ppo import PPO
 from canter.rl.recurrent import ActorCriticRecurrent
 
-ALGORITHMS: dict[str, type[OnPolicyAlgorithm]] = {"ppo": PPO, "a2c": A2C}
+# "ga3c" trains on its own runner (canter.rl.ga3c); a runner built for one of its runs (eval, play,
+# export) only acts, and A2C's policy and storage serve that
+ALGORITHMS: dict[str, type[OnPolicyAlgorithm]] = {"ppo": PPO, "a2c": A2C, "ga3c": A2C}
 
 
 def make_policy(
@@ -82,6 +86,8 @@ def make_algorithm(
     minibatch order per rank; rank 0 draws what a single process draws).
     """
     check_action_space(env, policy_cfg, algo_cfg)
+    if algo_cfg.algo == "ga3c":
+        algo_cfg = dataclasses.replace(algo_cfg, algo="a2c")
     init_generator = make_generator(derive_seed(seed, 0), "cpu")
     policy = make_policy(env.observation_shapes, env.num_actions, policy_cfg, init_generator=init_generator)
     generator = make_generator(derive_seed(seed, 1) if rank == 0 else derive_seed(seed, 1, rank), env.device)

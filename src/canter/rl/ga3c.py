@@ -23,6 +23,7 @@ C++ steps (MuJoCo's batch, ale-py), so the threads overlap.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import queue
 import random
 import threading
@@ -34,47 +35,13 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from canter.core.validate import Validated, require_at_least, require_positive
-from canter.rl.config import AlgoCfg
+from canter.core.rng import derive_seed
+from canter.rl.config import AlgoCfg, Ga3cCfg
 from canter.rl.gae import bootstrap_time_outs
 from canter.rl.modules import ActorCritic
 from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
 
 Observations = dict[str, torch.Tensor]
-
-
-@dataclass(kw_only=True)
-class Ga3cCfg(Validated):
-    """GA3C's system settings (the learning settings come from AlgoCfg: num_steps_per_env is t_max,
-    gamma, lam (V-trace's λ), learning_rate, value_loss_coef, entropy_coef, max_grad_norm).
-
-    num_agents: env batches, one agent thread each (the env's envs split evenly among them).
-    predictors, trainers: threads at the start; max_predictors, max_trainers: the balancer's bounds.
-    max_prediction_batch: agent requests a predictor serves at once. min_training_batch: transitions
-    per update. adjust_every_s: seconds between two balancing decisions (and log lines); dynamic:
-    balance the counts (False: keep them). rho_bar, c_bar: V-trace's clips of the importance weights.
-    """
-
-    num_agents: int = 4
-    predictors: int = 1
-    trainers: int = 1
-    max_predictors: int = 4
-    max_trainers: int = 4
-    max_prediction_batch: int = 8
-    min_training_batch: int = 512
-    adjust_every_s: float = 10.0
-    dynamic: bool = True
-    rho_bar: float = 1.0
-    c_bar: float = 1.0
-
-    config_name = "algo.ga3c"
-
-    def validate(self) -> None:
-        for name in ("num_agents", "predictors", "trainers", "max_prediction_batch", "min_training_batch"):
-            require_at_least(self, name, 1, integer=True)
-        require_at_least(self, "max_predictors", self.predictors, integer=True)
-        require_at_least(self, "max_trainers", self.trainers, integer=True)
-        require_positive(self, "adjust_every_s", "rho_bar", "c_bar")
 
 
 class ThreadBalancer:
@@ -136,6 +103,9 @@ class PeriodStats:
     trainers: int
     mean_return: float
     episodes: int
+    mean_episode_length: float = float("nan")
+    updates: int = 0  # policy version at the end of the period (updates since the run began)
+    env_steps: int = 0  # agent steps since the run began
     losses: dict[str, float] = field(default_factory=dict)
 
 
@@ -143,7 +113,13 @@ class Ga3cRunner:
     """Trains `policy` on `envs` (one agent per env) with GA3C for `seconds` of wall time.
 
     envs: VecEnv batches on the CPU. seed: the action noise of each predictor and the balancer's
-    moves. on_period: called with every PeriodStats (logging)."""
+    moves. on_period: called with every PeriodStats (logging, checkpoints), from the thread that
+    runs `learn`, while the workers go on.
+
+    `state_dict()` holds what a resumed run needs: the policy (with its normalizers), Adam's
+    moments, the policy version, the trained wall time, the balancer's counts and the period
+    history; episodes in progress are not kept (a resumed run starts new ones). `interrupt.set()`
+    (from a signal handler, say) ends `learn` within a fraction of a second."""
 
     def __init__(self, envs: Sequence[Any], policy: ActorCritic, algo: AlgoCfg, cfg: Ga3cCfg, *, seed: int = 0,
                  on_period: Callable[[PeriodStats], None] | None = None):
@@ -162,11 +138,17 @@ class Ga3cRunner:
                                        random.Random(seed))
         self._counters = {"predictions": 0, "updates": 0, "transitions": 0, "episodes": 0}
         self._return_sum = 0.0
+        self._length_sum = 0.0
         self._lag_sum = 0.0
         self._loss_sums: dict[str, float] = {}
         self._stat_lock = threading.Lock()
         self._threads: dict[str, list[threading.Thread]] = {"predictors": [], "trainers": []}
         self.history: list[PeriodStats] = []
+        self.wall_time_s = 0.0  # trained before this learn() (resumed runs)
+        self.env_steps = 0
+        self.interrupt = threading.Event()
+        self._started: float | None = None
+        self.training_batch = cfg.training_batch(sum(env.num_envs for env in self.envs), algo.num_steps_per_env)
 
     # --- threads ------------------------------------------------------------------------------------
     def _agent(self, index: int) -> None:
@@ -190,6 +172,8 @@ class Ga3cRunner:
                     with self._stat_lock:
                         self._counters["episodes"] += int(ended.sum())
                         self._return_sum += float(extras["episode_return"][ended].sum())
+                        if "episode_length" in extras:
+                            self._length_sum += float(extras["episode_length"][ended].float().sum())
                 obs = next_obs
             stacked = _Experience(
                 obs={g: torch.stack([r[0][g] for r in rollout]) for g in obs},
@@ -203,7 +187,8 @@ class Ga3cRunner:
             self.training_queue.put(stacked)
 
     def _predictor(self, index: int) -> None:
-        generator = torch.Generator().manual_seed(self.seed * 1000 + index)
+        # a resumed run (version > 0) draws new noise, not the first session's again
+        generator = torch.Generator().manual_seed(derive_seed(self.seed, 2, index, self.version))
         while not self.stop.is_set() and index < self.wanted["predictors"]:
             try:
                 first = self.prediction_queue.get(timeout=0.1)
@@ -234,7 +219,7 @@ class Ga3cRunner:
         while not self.stop.is_set() and index < self.wanted["trainers"]:
             batch: list[_Experience] = []
             transitions = 0
-            while transitions < self.cfg.min_training_batch and not self.stop.is_set():
+            while transitions < self.training_batch and not self.stop.is_set():
                 try:
                     experience = self.training_queue.get(timeout=0.1)
                 except queue.Empty:
@@ -271,7 +256,10 @@ class Ga3cRunner:
         versions = torch.cat([e.versions for e in batch], dim=1)
         steps, envs = rewards.shape
         flat = {g: v.reshape(steps * envs, *v.shape[2:]) for g, v in obs.items()}
-        mean, std, values = replica.forward_train(flat)
+        # the forward pass in bfloat16 with algo.autocast "bf16", as the synchronous update does
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=algo.autocast == "bf16"):
+            mean, std, values = replica.forward_train(flat)
+        mean, std, values = mean.float(), std.float(), values.float()
         log_prob = replica.log_prob(actions.reshape(steps * envs, -1), mean, std).view(steps, envs)
         entropy = replica.entropy(mean, std)
         values = values.view(steps, envs)
@@ -297,11 +285,51 @@ class Ga3cRunner:
             threads.append(thread)
         self._threads[kind] = threads
 
+    # --- checkpoints -------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The learned state and counters, consistent with each other (taken under the model lock)."""
+        with self.lock:
+            return {
+                "policy": copy.deepcopy(self.policy.state_dict()),
+                "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+                "version": self.version,
+                "wall_time_s": self.wall_time_s + self._session_time(),
+                "env_steps": self.env_steps + self._counters["predictions"],
+                "counts": dict(self.wanted),
+                "balancer": {"best_tps": self.balancer.best_tps, "best_counts": dict(self.balancer.best_counts),
+                             "counts": dict(self.balancer.counts)},
+                "history": [dataclasses.asdict(p) for p in self.history],
+            }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a state_dict() (before `learn`)."""
+        self.policy.load_state_dict(state["policy"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.version = int(state["version"])
+        self.wall_time_s = float(state["wall_time_s"])
+        self.env_steps = int(state["env_steps"])
+        self.wanted.update(state["counts"])
+        balancer = state["balancer"]
+        self.balancer.best_tps = float(balancer["best_tps"])
+        self.balancer.best_counts = dict(balancer["best_counts"])
+        self.balancer.counts = dict(balancer["counts"])
+        self.history = [PeriodStats(**p) for p in state["history"]]
+
+    def _session_time(self) -> float:
+        return 0.0 if self._started is None else time.perf_counter() - self._started
+
     # --- the loop --------------------------------------------------------------------------------------
-    def learn(self, seconds: float) -> list[PeriodStats]:
-        """Train for `seconds` of wall time; returns the statistics of every balancing period."""
+    def learn(self, seconds: float, max_env_steps: int | None = None) -> list[PeriodStats]:
+        """Train for `seconds` of wall time in this call, until the agents have taken
+        `max_env_steps` steps since the run began, or until `interrupt` is set; returns the
+        statistics of every balancing period (of the whole run, resumed sessions included)."""
         self.policy.train()
-        start = time.perf_counter()
+        self._started = start = time.perf_counter()
+
+        def finished() -> bool:
+            return (self.interrupt.is_set() or time.perf_counter() - start >= seconds
+                    or (max_env_steps is not None and self.env_steps + self._counters["predictions"] >= max_env_steps))
+
         agents = [threading.Thread(target=self._agent, args=(i,), name=f"ga3c-agent-{i}", daemon=True)
                   for i in range(len(self.envs))]
         for thread in agents:
@@ -309,36 +337,46 @@ class Ga3cRunner:
         for kind, count in self.wanted.items():
             self._start(kind, count)
         try:
-            while time.perf_counter() - start < seconds:
+            while not finished():
                 period_start = time.perf_counter()
                 before = dict(self._counters)
-                returns_before, episodes_before, lag_before = self._return_sum, self._counters["episodes"], self._lag_sum
+                returns_before, lengths_before, lag_before = self._return_sum, self._length_sum, self._lag_sum
                 losses_before = dict(self._loss_sums)
-                time.sleep(max(0.0, min(self.cfg.adjust_every_s, seconds - (period_start - start))))
-                elapsed = time.perf_counter() - period_start
+                period_end = period_start + max(0.0, min(self.cfg.adjust_every_s, seconds - (period_start - start)))
+                while not finished() and time.perf_counter() < period_end:
+                    self.interrupt.wait(min(0.05, max(0.0, period_end - time.perf_counter())))
+                elapsed = max(time.perf_counter() - period_start, 1e-9)
                 with self._stat_lock:
                     done = {k: self._counters[k] - before[k] for k in before}
-                    episodes = self._counters["episodes"] - episodes_before
+                    episodes = done["episodes"]
                     returns = self._return_sum - returns_before
+                    lengths = self._length_sum - lengths_before
                     lag = self._lag_sum - lag_before
                     losses = {k: (v - losses_before.get(k, 0.0)) / max(done["updates"], 1)
                               for k, v in self._loss_sums.items()}
+                    predictions = self._counters["predictions"]
                 stats = PeriodStats(
-                    wall_time_s=time.perf_counter() - start, pps=done["predictions"] / elapsed,
+                    wall_time_s=self.wall_time_s + time.perf_counter() - start, pps=done["predictions"] / elapsed,
                     tps=done["updates"] / elapsed, transitions_per_s=done["transitions"] / elapsed,
                     prediction_queue=self.prediction_queue.qsize(), training_queue=self.training_queue.qsize(),
                     policy_lag=lag / max(done["updates"], 1), predictors=self.wanted["predictors"],
                     trainers=self.wanted["trainers"], mean_return=returns / episodes if episodes else float("nan"),
-                    episodes=episodes, losses=losses)
+                    episodes=episodes, mean_episode_length=lengths / episodes if episodes else float("nan"),
+                    updates=self.version, env_steps=self.env_steps + predictions, losses=losses)
                 self.history.append(stats)
-                if self.on_period is not None:
-                    self.on_period(stats)
                 if self.cfg.dynamic:
                     self.wanted.update(self.balancer.step(stats.tps))
                     for kind, count in self.wanted.items():
                         self._start(kind, count)
+                if self.on_period is not None:
+                    self.on_period(stats)
         finally:
             self.stop.set()
             for thread in agents + self._threads["predictors"] + self._threads["trainers"]:
                 thread.join(timeout=5.0)
+            self.wall_time_s += time.perf_counter() - start
+            self.env_steps += self._counters["predictions"]
+            self._counters = dict.fromkeys(self._counters, 0)
+            self._started = None
+            self.stop.clear()
         return self.history

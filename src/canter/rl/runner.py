@@ -287,6 +287,9 @@ class OnPolicyRunner:
         "stop" is 1.0 when should_stop() (asked at the end of the iteration) is true or a stop signal
         arrived on any rank, so every rank stops together; "stop_signal" is that signal's number (0:
         none). Does not advance `iteration` (learn does)."""
+        if self.cfg.algo.algo == "ga3c":
+            raise CanterError("algo ga3c trains on its own asynchronous runner: canter train TASK --algo ga3c "
+                              "(or canter bench ga3c TASK)")
         env, algorithm = self.env, self.algorithm
         device = env.device
         num_steps = algorithm.cfg.num_steps_per_env

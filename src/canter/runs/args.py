@@ -35,7 +35,7 @@ class TrainFlags:
     seed: int | None = None  # default: 0
     max_iterations: int | None = None  # default: the task's agent config
     max_time: float | None = None  # stop after this many seconds of training
-    algo: Literal["ppo", "a2c", "dagger"] | None = None  # default: the task's agent config
+    algo: Literal["ppo", "a2c", "dagger", "ga3c"] | None = None  # default: the task's agent config
     model: str | None = None  # a different MJCF for the task's robot
     teacher: str | None = None  # dagger: imitate this trained run's policy instead of the task's scripted expert
     photos: str | None = None  # tasks with photo backgrounds: "train" (default), "unseen" or a folder of your photos
@@ -190,6 +190,10 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
     if num_envs % world_size:
         raise ConfigError(f"num_envs: {num_envs} envs cannot be split evenly over {world_size} processes")
     algo = args.agent.algo
+    if algo.algo == "ga3c":
+        from canter.runs.ga3c import check_ga3c_args
+
+        check_ga3c_args(args, world_size)
     transitions = num_envs // world_size * algo.num_steps_per_env
     if algo.algo == "ppo" and algo.num_mini_batches > transitions:
         raise ConfigError(f"agent.algo.num_mini_batches: {algo.num_mini_batches} minibatches exceed the {transitions} "
