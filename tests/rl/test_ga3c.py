@@ -97,10 +97,12 @@ def test_the_runner_learns_a_discrete_choice_and_reports_its_system_figures():
                     critic_obs_groups=("policy",))
     policy = ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
     algo = AlgoCfg(algo="a2c", num_steps_per_env=4, learning_rate=3e-3, entropy_coef=0.0, lam=1.0, schedule="fixed")
-    ga3c = Ga3cCfg(num_agents=3, min_training_batch=64, adjust_every_s=0.5, max_predictors=2, max_trainers=2)
+    ga3c = Ga3cCfg(num_agents=3, min_training_batch=64, adjust_every_s=0.5, max_predictors=2, max_trainers=2,
+                   max_training_queue=2)
     history = Ga3cRunner(envs, policy, algo, ga3c, seed=0).learn(4.0)
     assert len(history) >= 6
     assert all(p.pps > 0 and p.tps > 0 for p in history[1:])
     assert all(p.policy_lag >= 0 and 1 <= p.predictors <= 2 and 1 <= p.trainers <= 2 for p in history)
+    assert all(p.training_queue <= 2 for p in history)  # agents wait for the trainers at the bound
     late = [p.mean_return for p in history[-3:] if not math.isnan(p.mean_return)]
     assert late and sum(late) / len(late) > 0.9  # picks the cued choice (1 per step; chance is 0.25)

@@ -177,7 +177,10 @@ class Ga3cCfg(Validated):
     per update (0: a quarter of one rollout of all envs, num_envs * num_steps_per_env / 4).
     adjust_every_s: seconds between two balancing decisions (and log lines, and with `canter train`
     checkpoints); dynamic: balance the counts (False: keep them). rho_bar, c_bar: V-trace's clips of
-    the importance weights.
+    the importance weights. max_training_queue: rollouts the training queue holds before agents
+    wait (0: no bound). Unbounded, agents that outrun the trainers (Pong on 2 cores: 2.2k agent
+    steps/s against 1k trained) fill the queue and the policy lag grows without end; bounded, the
+    agents slow to the trainers' pace and the lag stays a few updates, as in GA3C's own queues.
     """
 
     num_agents: int = 4
@@ -191,6 +194,7 @@ class Ga3cCfg(Validated):
     dynamic: bool = True
     rho_bar: float = 1.0
     c_bar: float = 1.0
+    max_training_queue: int = 0
 
     config_name = "algo.ga3c"
 
@@ -198,6 +202,7 @@ class Ga3cCfg(Validated):
         for name in ("num_agents", "predictors", "trainers", "max_prediction_batch"):
             require_at_least(self, name, 1, integer=True)
         require_at_least(self, "min_training_batch", 0, integer=True)
+        require_at_least(self, "max_training_queue", 0, integer=True)
         require_at_least(self, "max_predictors", self.predictors, integer=True)
         require_at_least(self, "max_trainers", self.trainers, integer=True)
         require_positive(self, "adjust_every_s", "rho_bar", "c_bar")

@@ -131,7 +131,7 @@ class Ga3cRunner:
         self.seed = seed
         self.on_period = on_period
         self.prediction_queue: queue.Queue[_Request] = queue.Queue()
-        self.training_queue: queue.Queue[_Experience] = queue.Queue()
+        self.training_queue: queue.Queue[_Experience] = queue.Queue(maxsize=cfg.max_training_queue)
         self.stop = threading.Event()
         self.wanted = {"predictors": cfg.predictors, "trainers": cfg.trainers}
         self.balancer = ThreadBalancer(self.wanted, {"predictors": cfg.max_predictors, "trainers": cfg.max_trainers},
@@ -184,7 +184,13 @@ class Ga3cRunner:
                 last_obs=obs,
                 versions=torch.tensor([r[5] for r in rollout], dtype=torch.float32)[:, None].expand(steps, env.num_envs),
             )
-            self.training_queue.put(stacked)
+            while True:  # a full (bounded) queue: wait for the trainers, but not past a stop
+                try:
+                    self.training_queue.put(stacked, timeout=0.1)
+                    break
+                except queue.Full:
+                    if self.stop.is_set():
+                        return
 
     def _predictor(self, index: int) -> None:
         # a resumed run (version > 0) draws new noise, not the first session's again
