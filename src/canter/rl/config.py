@@ -177,10 +177,10 @@ class Ga3cCfg(Validated):
     per update (0: a quarter of one rollout of all envs, num_envs * num_steps_per_env / 4).
     adjust_every_s: seconds between two balancing decisions (and log lines, and with `canter train`
     checkpoints); dynamic: balance the counts (False: keep them). rho_bar, c_bar: V-trace's clips of
-    the importance weights. max_training_queue: rollouts the training queue holds before agents
-    wait (0: no bound). Unbounded, agents that outrun the trainers (Pong on 2 cores: 2.2k agent
-    steps/s against 1k trained) fill the queue and the policy lag grows without end; bounded, the
-    agents slow to the trainers' pace and the lag stays a few updates, as in GA3C's own queues.
+    the importance weights. max_training_queue: agent rollouts the training queue holds before agents
+    wait (0: no bound). Unbounded, agents that outrun the trainers fill the queue and the policy lag
+    grows without end (Pong on 2 cores: 120 updates after 7 minutes, BENCHMARKS.md §16); bounded at
+    4, the agents slow to the trainers' pace, the lag stays at 7 and more updates get done.
     """
 
     num_agents: int = 4
@@ -194,7 +194,7 @@ class Ga3cCfg(Validated):
     dynamic: bool = True
     rho_bar: float = 1.0
     c_bar: float = 1.0
-    max_training_queue: int = 0
+    max_training_queue: int = 4
 
     config_name = "algo.ga3c"
 
