@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from canter.runs.args import TrainArgs
 
 CHECKPOINT_KIND = "ga3c"
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def check_ga3c_args(args: TrainArgs, world_size: int) -> None:
@@ -140,6 +139,8 @@ def load(runner: Ga3cRunner, path: Path, meta: dict[str, Any]) -> None:
 def _stop_on_signals(runner: Ga3cRunner) -> Iterator[list[signal.Signals]]:
     """Within: a stop signal sets runner.interrupt (learn returns, the checkpoint is saved); a
     second SIGINT raises KeyboardInterrupt. Yields the list the received signal is appended to."""
+    from canter.rl.runner import STOP_SIGNALS
+
     received: list[signal.Signals] = []
 
     def on_signal(signum: int, frame: Any) -> None:
