@@ -296,4 +296,21 @@ def test_gait_clock_and_contact_phase_by_hand():
     # expected stance (phase < 0.55): env 0 (L, R) = (yes, yes), env 1 (yes, no), env 2 (no, yes)
     env.sim.sensordata[:, left] = torch.tensor([[100.0], [100.0], [100.0]], dtype=env.sim.dtype)
     env.sim.sensordata[:, right] = torch.tensor([[0.0], [0.0], [0.0]], dtype=env.sim.dtype)
-    assert feet_contact_phase(env, feet, 0.8).tolist() == [1.0, 2.0, 0.0]
+    command = env.command_manager.get_command("base_velocity")
+    command[:] = torch.tensor([0.5, 0.0, 0.0])
+    # walking: +1 per matching foot, -1 per other: env 0 (match, miss), env 1 (match, match), env 2 (miss, miss)
+    assert feet_contact_phase(env, feet, 0.8, "base_velocity").tolist() == [0.0, 2.0, -2.0]
+    command[1] = 0.0  # a standing command: feet on the ground, whatever the clock says
+    assert feet_contact_phase(env, feet, 0.8, "base_velocity").tolist() == [0.0, 1.0, -2.0]
+    # swing height: the feet the clock has in swing (env 1: right; env 2: left) below 8 cm pay (0.08 - h)^2
+    from canter.mdp.biped import feet_swing_height
+
+    positions = sensors("left_foot_pos", "right_foot_pos").resolve(env.scene)
+    data = env.sim.sensordata
+    data[:, _sensor_cols(env, "left_foot_pos")] = torch.tensor([0.0, 0.1, 0.02], dtype=data.dtype)
+    data[:, _sensor_cols(env, "right_foot_pos")] = torch.tensor([0.0, -0.1, 0.05], dtype=data.dtype)
+    command[1] = 0.5
+    swing = feet_swing_height(env, positions, 0.8, 0.08, "base_velocity")
+    torch.testing.assert_close(swing, torch.tensor([0.0, 0.03**2, 0.06**2], dtype=data.dtype))
+    command[:] = 0.0
+    assert feet_swing_height(env, positions, 0.8, 0.08, "base_velocity").abs().sum().item() == 0.0

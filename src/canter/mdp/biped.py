@@ -128,11 +128,34 @@ def gait_clock(env: ManagerBasedRLEnv, period: float) -> torch.Tensor:
 
 
 def feet_contact_phase(
-    env: ManagerBasedRLEnv, sensors: Resolved, period: float, stance_fraction: float = 0.55, contact_force: float = 1.0
+    env: ManagerBasedRLEnv, sensors: Resolved, period: float, command_name: str, stance_fraction: float = 0.55,
+    contact_force: float = 1.0,
 ) -> torch.Tensor:
-    """Number of feet (0..2) whose contact matches the walking clock: on the ground during the
-    first `stance_fraction` of the leg's phase, in the air after it (a gait prior that makes a
-    biped step from the first minutes)."""
+    """A gait prior that makes a biped step from the first minutes. While the commanded planar speed
+    is above 0.1 m/s: the sum over the feet of +1 for a contact that matches the walking clock (on
+    the ground during the first `stance_fraction` of the leg's phase, in the air after it) and -1 for
+    one that does not, in [-2, 2]; standing on both feet through a walking command earns
+    2 * (2 * stance_fraction - 1), nearly nothing, instead of the 2 * stance_fraction a count of the
+    matches would pay. Below 0.1 m/s: the number of feet on the ground (0..2), so standing still
+    when asked to is paid in full."""
     contact = _readings(env, sensors) > contact_force
     stance = gait_phase(env, period) < stance_fraction
-    return torch.sum(contact == stance, dim=1).float()
+    walking = torch.sum(torch.where(contact == stance, 1.0, -1.0), dim=1)
+    standing = torch.sum(contact.float(), dim=1)
+    return torch.where(_command_speed(env, command_name) > 0.1, walking, standing)
+
+
+def feet_swing_height(
+    env: ManagerBasedRLEnv, position: Resolved, period: float, target_height: float, command_name: str,
+    stance_fraction: float = 0.55,
+) -> torch.Tensor:
+    """sum over the feet that the walking clock has in swing (phase >= stance_fraction) of
+    (target_height - h)_+^2, h the sole's height above the ground below it (m): a foot the clock
+    lifts must leave the ground, which feet_clearance (moving feet only) does not ask of a robot that
+    stands still; 0 while the commanded planar speed is below 0.1 m/s."""
+    pos = _vectors(env, position)
+    ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
+    shortfall = (target_height - (pos[..., 2] - ground)).clamp_min(0.0)
+    swing = gait_phase(env, period) >= stance_fraction
+    penalty = torch.sum(shortfall.square() * swing.to(pos.dtype), dim=1)
+    return penalty * (_command_speed(env, command_name) > 0.1)

@@ -109,15 +109,21 @@ def _rewards() -> dict[str, RewardTermCfg]:
 GAIT_PERIOD_S = 0.8
 
 
-def add_gait_clock(cfg: EnvCfg, period: float = GAIT_PERIOD_S, weight: float = 0.3) -> None:
+def add_gait_clock(cfg: EnvCfg, period: float = GAIT_PERIOD_S, weight: float = 0.3, swing_weight: float = -20.0) -> None:
     """A walking clock (Unitree's G1 recipe): sin/cos of the left leg's phase in both observation
-    groups, and a reward for each foot whose contact matches it (stance for the first 55 % of the
-    leg's phase, the right leg half a period behind)."""
+    groups; +1 for each foot whose contact matches it and -1 for each that does not (stance for the
+    first 55 % of the leg's phase, the right leg half a period behind); a penalty on a foot the
+    clock has in swing that is below 8 cm. Both apply to walking commands only."""
     clock = {"period": period}
+    command = {"command_name": "base_velocity"}
     for group in ("policy", "critic"):
         cfg.observations[group].terms["gait_clock"] = ObsTermCfg(func=biped.gait_clock, params=dict(clock), mirror=mirror_signs(-1.0, -1.0))
     cfg.rewards["contact_phase"] = RewardTermCfg(
-        func=biped.feet_contact_phase, weight=weight, params={"sensors": FEET_TOUCH, "period": period}
+        func=biped.feet_contact_phase, weight=weight, params={"sensors": FEET_TOUCH, "period": period, **command}
+    )
+    cfg.rewards["swing_height"] = RewardTermCfg(
+        func=biped.feet_swing_height, weight=swing_weight,
+        params={"position": FEET_POS, "period": period, "target_height": 0.08, **command},
     )
 
 
