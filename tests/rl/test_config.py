@@ -28,6 +28,7 @@ def test_defaults_are_the_legged_gym_ones():
         (lambda: AlgoCfg(gamma=1.5), "algo.gamma"),
         (lambda: AlgoCfg(schedule="cosine"), "algo.schedule"),  # type: ignore[arg-type]
         (lambda: AlgoCfg(learning_rate=0.1), "algo.learning_rate"),
+        (lambda: AlgoCfg(schedule="linear", learning_rate=1e-4, min_learning_rate=1e-3), "algo.min_learning_rate"),
         (lambda: AlgoCfg(max_grad_norm=0.0), "algo.max_grad_norm"),
     ],
 )

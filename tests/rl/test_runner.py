@@ -56,6 +56,42 @@ def test_resume_is_bitwise_identical_to_an_uninterrupted_run(tmp_path):
     assert len(resumed["history"]) == 4
 
 
+LINEAR = ["--agent.algo.schedule", "linear", "--agent.algo.learning-rate", "1e-3", "--agent.algo.min-learning-rate",
+          "1e-4"]
+
+
+def _learning_rates(run_dir: Path) -> list[float]:
+    rows = (run_dir / "progress.csv").read_text().splitlines()
+    column = rows[0].split(",").index("learning_rate")
+    return [float(row.split(",")[column]) for row in rows[1:]]
+
+
+def test_linear_schedule_anneals_over_the_budget_and_a_resume_follows_its_new_budget(tmp_path):
+    straight = _train(tmp_path / "straight", "--max-iterations", "4", *LINEAR)
+    # the 4 updates used 1e-3 ... 3.25e-4; the next would use the final rate
+    assert _learning_rates(tmp_path / "straight") == pytest.approx([1e-3, 7.75e-4, 5.5e-4, 3.25e-4])
+    assert float(straight["algorithm"]["learning_rate"]) == pytest.approx(1e-4)
+    half = _train(tmp_path / "split", "--max-iterations", "2", *LINEAR)
+    assert float(half["algorithm"]["learning_rate"]) == pytest.approx(1e-4)
+    # resumed with a budget of 4: the checkpoint's rate first, then the schedule at 3/4 of the new budget
+    assert train_main(["cartpole", "--resume", str(tmp_path / "split"), "--max-iterations", "4"]) == 0
+    assert _learning_rates(tmp_path / "split") == pytest.approx([1e-3, 5.5e-4, 1e-4, 3.25e-4])
+
+
+def test_linear_schedule_spends_the_larger_of_the_iteration_and_time_budgets():
+    from types import SimpleNamespace
+
+    from canter.rl.config import AlgoCfg
+    from canter.rl.runner import OnPolicyRunner, RunnerCfg
+
+    cfg = RunnerCfg(algo=AlgoCfg(schedule="linear", learning_rate=1e-3, min_learning_rate=0.0),
+                    max_iterations=100, max_time_s=60.0)
+    view = SimpleNamespace(cfg=cfg)
+    assert OnPolicyRunner.annealed_learning_rate(view, 10, 3.0) == pytest.approx(0.9e-3)  # type: ignore[arg-type]
+    assert OnPolicyRunner.annealed_learning_rate(view, 10, 30.0) == pytest.approx(0.5e-3)  # type: ignore[arg-type]
+    assert OnPolicyRunner.annealed_learning_rate(view, 10, 600.0) == 0.0  # type: ignore[arg-type]
+
+
 def test_run_dir_holds_config_curves_and_events(tmp_path):
     _train(tmp_path / "run", "--max-iterations", "2")
     files = {p.name for p in (tmp_path / "run").iterdir()}

@@ -82,6 +82,7 @@ def test_sigterm_stops_a_ga3c_run_with_its_checkpoint_and_the_resume_line(tmp_pa
         (["--num-envs", "10"], "agent.algo.ga3c.num_agents: 10 envs cannot be split evenly over 4 agents"),
         (["--agent.policy.rnn-type", "gru"], "--algo ga3c: feed-forward policies only"),
         (["--backend", "warp"], "--algo ga3c: steps the cpu backend"),
+        (["--agent.algo.schedule", "linear"], "algo ga3c keeps learning_rate fixed"),
     ],
 )
 def test_what_ga3c_cannot_run_is_one_line_and_writes_nothing(tmp_path, extra, message):

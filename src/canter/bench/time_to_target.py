@@ -120,6 +120,8 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
     def reached(mark: dict[str, float]) -> bool:
         return all(_reached(mark[name], target, way) for name in names)
 
+    # the training budget is the run's: a linear learning-rate schedule anneals over --minutes
+    args.agent.max_time_s = budget if args.agent.max_time_s is None else min(budget, args.agent.max_time_s)
     kept = None if save_dir is None else make_run_dir(Path(save_dir))
     env = make_env(args)
     marks: list[dict[str, float]] = []
@@ -140,6 +142,7 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
             obs, stats = runner.run_iteration(obs, None)
             runner.iteration += 1
             trained += time.perf_counter() - start
+            runner.wall_time_s = trained
             env_steps += env.num_envs * args.agent.algo.num_steps_per_env
             if trained < next_mark and trained < budget:
                 continue

@@ -26,7 +26,7 @@ RnnType = Literal["none", "gru", "lstm"]
 Distribution = Literal["gaussian", "categorical"]
 Algorithm = Literal["ppo", "a2c", "dagger", "ga3c"]
 BetaSchedule = Literal["exponential", "linear"]
-Schedule = Literal["adaptive", "fixed"]
+Schedule = Literal["adaptive", "fixed", "linear"]
 CompileBackend = Literal["inductor", "aot_eager"]
 CompileMode = Literal["default", "reduce-overhead", "max-autotune-no-cudagraphs"]
 Autocast = Literal["off", "bf16"]
@@ -229,6 +229,11 @@ class AlgoCfg(Validated):
     learning_rate: Adam step size at the start (and throughout when schedule is "fixed").
     schedule: "adaptive" scales the learning rate by 1/1.5 when the policy KL exceeds 2·desired_kl
         and by 1.5 when it falls below desired_kl/2, within [min_learning_rate, max_learning_rate].
+        "linear" anneals it from learning_rate to min_learning_rate over the training budget: after
+        each iteration it is set for the next update from the fraction of the budget spent, the
+        larger of iterations/max_iterations and the run's trained seconds/max_time_s (as in
+        Schulman et al.'s Atari runs; `canter bench time-to-target` makes its --minutes the
+        budget). "fixed": learning_rate throughout.
     max_grad_norm: global gradient-norm clip.
     normalize_advantage_per_mini_batch: normalize advantages per minibatch instead of per rollout.
     compile: torch.compile the learner: the whole minibatch update (forward, losses, backward through
@@ -286,7 +291,8 @@ class AlgoCfg(Validated):
         require_at_least(self, "symmetry_loss_coef", 0.0)
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
             require_at_least(self, field, 1, integer=True)
-        require_positive(self, "clip_param", "learning_rate", "desired_kl", "min_learning_rate", "max_grad_norm")
+        require_positive(self, "clip_param", "learning_rate", "desired_kl", "max_grad_norm")
+        require_at_least(self, "min_learning_rate", 0.0)
         require_at_least(self, "value_loss_coef", 0.0)
         require_at_least(self, "entropy_coef", 0.0)
         require_in_range(self, "gamma", 0.0, 1.0)
@@ -296,6 +302,12 @@ class AlgoCfg(Validated):
             raise fail(
                 "max_learning_rate",
                 f"must be >= min_learning_rate ({self.min_learning_rate}), got {self.max_learning_rate}",
+            )
+        if self.schedule == "linear" and self.min_learning_rate > self.learning_rate:
+            raise fail(
+                "min_learning_rate",
+                f"with the linear schedule it is the final rate and must be <= learning_rate ({self.learning_rate}), "
+                f"got {self.min_learning_rate}",
             )
         if self.schedule == "adaptive" and not (
             self.min_learning_rate <= self.learning_rate <= self.max_learning_rate

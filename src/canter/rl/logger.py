@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
-              "total_fps", "nonfinite_resets")
+              "total_fps", "nonfinite_resets", "learning_rate")
 CURVE_FILES = ("progress.csv", "training_curve.png")
 # non-finite resets above this share of all resets earn a warning line ...
 NONFINITE_WARN_SHARE = 0.01

@@ -39,6 +39,11 @@ def policy_gradient_loss(log_prob: torch.Tensor, advantages: torch.Tensor) -> to
     return -(advantages.detach() * log_prob).mean()
 
 
+def linear_learning_rate(initial: float, final: float, progress: float) -> float:
+    """The linearly annealed step size after `progress` of the budget (clamped to [0, 1])."""
+    return initial + (final - initial) * min(max(progress, 0.0), 1.0)
+
+
 def adaptive_learning_rate(
     learning_rate: torch.Tensor,
     kl: torch.Tensor,

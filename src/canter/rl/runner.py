@@ -44,6 +44,7 @@ from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.dagger import Dagger, Expert
 from canter.rl.factory import make_algorithm
 from canter.rl.logger import CURVE_FILES, Logger
+from canter.rl.losses import linear_learning_rate
 
 CHECKPOINT = "checkpoint.pt"
 # the signals that stop training gracefully, in the order a simultaneous arrival reports them
@@ -215,6 +216,15 @@ class OnPolicyRunner:
         self.nonfinite_resets_total = float(shared["nonfinite_resets_total"])
 
     # --- training -----------------------------------------------------------------------------
+    def annealed_learning_rate(self, iterations: int, wall_time_s: float) -> float:
+        """The linear schedule's rate after `iterations` iterations and `wall_time_s` trained seconds:
+        the budget spent is the larger of iterations/max_iterations and wall_time_s/max_time_s."""
+        cfg = self.cfg
+        spent = iterations / cfg.max_iterations
+        if cfg.max_time_s is not None:
+            spent = max(spent, wall_time_s / cfg.max_time_s)
+        return linear_learning_rate(cfg.algo.learning_rate, cfg.algo.min_learning_rate, spent)
+
     def learn(self, logger: Logger | None = None) -> dict[str, float]:
         """Train until max_iterations, max_time_s or a stop signal (see the module docstring);
         returns the last iteration's statistics. The checkpoint is written every save_interval
@@ -336,7 +346,12 @@ class OnPolicyRunner:
         transitions = env.num_envs * num_steps
         stop = should_stop is not None and should_stop()
         rates = [transitions / step_time, transitions / (step_time + inference_time), transitions / iteration_time]
-        stats = _reduce_statistics(torch.stack([return_sum, length_sum, episodes, nonfinite]), rates, stop, self._signal)
+        wall_time = self.wall_time_s + iteration_time
+        stats = _reduce_statistics(torch.stack([return_sum, length_sum, episodes, nonfinite]), rates, stop,
+                                   self._signal, wall_time / self.dist.world_size)
+        if algorithm.cfg.schedule == "linear":
+            # the next update's rate, from the budget spent (ranks agree: the wall time is their mean)
+            algorithm.learning_rate.fill_(self.annealed_learning_rate(self.iteration + 1, stats["wall_time_s"]))
         self.nonfinite_resets_total += stats["nonfinite_resets"]
         stats["nonfinite_resets_total"] = self.nonfinite_resets_total
         stats.update(iteration_time_s=iteration_time, collect_time_s=collect_time, learn_time_s=iteration_time - collect_time)
@@ -350,7 +365,7 @@ class OnPolicyRunner:
         scalars.update({k: host[k] / host[f"Count/{k}"] for k in log_sums if host[f"Count/{k}"] > 0})
         curve = {
             "iteration": float(self.iteration),
-            "wall_time_s": self.wall_time_s + iteration_time,
+            "wall_time_s": wall_time,
             "env_steps": float((self.iteration + 1) * transitions * self.dist.world_size),
             "mean_return": stats["mean_return"],
             "mean_episode_length": stats["mean_episode_length"],
@@ -358,6 +373,7 @@ class OnPolicyRunner:
             "step_inference_fps": stats["step_inference_fps"],
             "total_fps": stats["total_fps"],
             "nonfinite_resets": stats["nonfinite_resets"],
+            "learning_rate": losses.get("learning_rate", float("nan")),  # the update's (the adaptive: after it)
         }
         if self.rank == 0:
             self.history.append(curve)
@@ -431,18 +447,19 @@ class PhaseClock:
 
 
 def _reduce_statistics(
-    sums: torch.Tensor, rates: list[float], stop: bool, received: signal.Signals | None
+    sums: torch.Tensor, rates: list[float], stop: bool, received: signal.Signals | None, wall_time_share: float = 0.0
 ) -> dict[str, float]:
     """Episode statistics and FPS of all ranks from this rank's (return sum, length sum, episodes,
-    non-finite resets) tensor, its (step, step+inference, total) FPS, its wish to stop and the stop
-    signal it received: one all-reduce, and the one host synchronization of the iteration. "stop" is
-    1.0 when any rank asked to stop or received a signal; "stop_signal" is the first of STOP_SIGNALS
-    any rank received (0: none)."""
+    non-finite resets) tensor, its (step, step+inference, total) FPS, its wish to stop, the stop
+    signal it received and its share of the wall time (its trained seconds / world size): one
+    all-reduce, and the one host synchronization of the iteration. "stop" is 1.0 when any rank asked
+    to stop or received a signal; "stop_signal" is the first of STOP_SIGNALS any rank received (0:
+    none); "wall_time_s" is the ranks' mean, the same number on every rank."""
     flags = [float(stop or received is not None), *(float(received == s) for s in STOP_SIGNALS)]
-    local = torch.cat([sums.double(), torch.tensor([*rates, *flags], dtype=torch.float64, device=sums.device)])
-    return_total, length_total, episodes, nonfinite, step_fps, step_inference_fps, total_fps, stops, *signals = (
-        distributed.all_reduce_sum(local).tolist()
-    )
+    local = torch.cat([sums.double(),
+                       torch.tensor([*rates, wall_time_share, *flags], dtype=torch.float64, device=sums.device)])
+    (return_total, length_total, episodes, nonfinite, step_fps, step_inference_fps, total_fps, wall_time,
+     stops, *signals) = distributed.all_reduce_sum(local).tolist()
     stop_signal = next((int(s) for s, count in zip(STOP_SIGNALS, signals, strict=True) if count > 0), 0)
     return {
         "mean_return": return_total / episodes if episodes else float("nan"),
@@ -454,6 +471,7 @@ def _reduce_statistics(
         "nonfinite_resets": nonfinite,
         "stop": float(stops > 0),
         "stop_signal": float(stop_signal),
+        "wall_time_s": wall_time,
     }
 
 

@@ -51,6 +51,8 @@ def check_ga3c_args(args: TrainArgs, world_size: int) -> None:
                           f"{args.agent.policy.rnn_type!r})")
     if args.agent.algo.symmetry != "off":
         raise ConfigError("agent.algo.symmetry: PPO only, not algo ga3c")
+    if args.agent.algo.schedule == "linear":
+        raise ConfigError("agent.algo.schedule: algo ga3c keeps learning_rate fixed, not 'linear'")
 
 
 def split_threads(args: TrainArgs, agents: int) -> None:
