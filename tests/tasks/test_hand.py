@@ -11,7 +11,7 @@ import mujoco
 import pytest
 import torch
 
-from canter.core.math import quat_from_yaw, random_quat, rotation_distance
+from canter.core.math import quat_from_yaw, quat_mul, random_quat, rotation_distance
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.sim.model import asset_path
 from canter.tasks import REGISTRY
@@ -85,6 +85,30 @@ def test_a_reached_goal_is_replaced_and_the_episode_goes_on():
     torch.testing.assert_close(env.sim.field("mocap_quat")[0, 0].float(), goal.goal[0])  # ... shown by the ghost
     # the step paid the success bonus: 250 x 0.01 per goal, more than the rest can (10 x 0.01 at most)
     assert reward[0].item() > 2.5
+
+
+def test_rotation_progress_pays_the_decrease_of_the_distance_and_not_a_replaced_goal():
+    env = _env("hand-cube-axis")
+    env.reset()
+    goal = _goal(env)
+    zero = torch.zeros(env.num_envs, env.num_actions)
+    env.step(zero)
+    # when a step ends, the distance it starts the next from is the current one
+    torch.testing.assert_close(goal.last_distance, goal.distance())
+    # env 0: 1.2 rad from its goal when the step began, 0.7 rad now (a yaw about the world z axis)
+    goal.last_distance[0] = 1.2
+    cube = quat_mul(quat_from_yaw(torch.tensor([0.7])), goal.goal[:1])
+    env.sim.qpos[0, CUBE_QPOS.start + 3 : CUBE_QPOS.stop] = cube[0].double()
+    env.sim.forward()
+    progress = REGISTRY.get("hand-cube-axis").env_cfg().rewards["progress"].func(env, command_name="goal")
+    assert progress[0].item() == pytest.approx(0.5, abs=1e-5)
+    # the cube meets its goal: the goal is replaced, and the next step is measured from the new one
+    env.sim.qpos[0, CUBE_QPOS.start + 3 : CUBE_QPOS.stop] = goal.goal[0].double()
+    env.sim.forward()
+    env.step(zero)
+    assert bool(goal.reached[0])
+    torch.testing.assert_close(goal.last_distance, goal.distance())
+    assert goal.last_distance[0].item() > goal.cfg.tolerance  # the new goal's distance, not ~0
 
 
 def test_the_streak_resets_on_a_drop_and_ends_the_episode_at_50():

@@ -1,6 +1,6 @@
 """Terms of in-hand cube reorientation: the goal orientation as a command (resampled on success,
-never on a timer), the cube's pose and velocities, rewards (rotation distance, success bonus,
-position), the drop and success-streak terminations, the cube reset, and what `canter eval` reports.
+never on a timer), the cube's pose and velocities, rewards (rotation distance and its decrease,
+success bonus, position), the drop and success-streak terminations, the cube reset, and what `canter eval` reports.
 
 The cube is the model's free body `cube` (its free joint's qpos: position, then (w, x, y, z)); the
 goal is shown by the mocap body `goal` (a ghost cube).
@@ -71,6 +71,9 @@ class CubeGoalCommand(CommandTerm):
         self.successes = torch.zeros(n, device=env.device)
         self.episode_successes = torch.zeros(n, device=env.device)
         self.reached = torch.zeros(n, dtype=torch.bool, device=env.device)
+        # the cube's distance from its goal when the last step ended (after a reached goal was
+        # replaced): what rotation_progress measures this step's turn against
+        self.last_distance = torch.zeros(n, device=env.device)
         self.mocap_quat = env.sim.field("mocap_quat")
 
     @property
@@ -98,6 +101,7 @@ class CubeGoalCommand(CommandTerm):
         self.reached = self.distance() <= self.cfg.tolerance
         self.successes += self.reached
         self.resample(self.env.select(self.reached))
+        self.last_distance = self.distance()
 
     def reset(self, env_ids: torch.Tensor) -> None:
         selection.put(self.episode_successes, env_ids, selection.take(self.successes, env_ids))
@@ -107,11 +111,14 @@ class CubeGoalCommand(CommandTerm):
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"time_left": self.time_left.clone(), "goal": self.goal.clone(), "successes": self.successes.clone(),
-                "episode_successes": self.episode_successes.clone(), "reached": self.reached.clone()}
+                "episode_successes": self.episode_successes.clone(), "reached": self.reached.clone(),
+                "last_distance": self.last_distance.clone()}
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for name in ("time_left", "goal", "successes", "episode_successes", "reached"):
             getattr(self, name).copy_(state[name])
+        # checkpoints from before rotation_progress: the distance the restored state implies
+        self.last_distance = state["last_distance"].clone() if "last_distance" in state else self.distance()
         self.mocap_quat[:, 0].copy_(self.goal.to(self.mocap_quat.dtype))
 
 
@@ -166,6 +173,15 @@ def fingertip_forces(env: ManagerBasedRLEnv, sensors) -> torch.Tensor:
 def rotation_reward(env: ManagerBasedRLEnv, command_name: str, eps: float = 0.1) -> torch.Tensor:
     """1 / (d + eps), d the rotation distance to the goal (rad): 10 at the goal, ~0.31 at pi."""
     return 1.0 / (_goal(env, command_name).distance() + eps)
+
+
+def rotation_progress(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+    """The decrease of the rotation distance to the goal this step (rad; negative when the cube turns
+    away), Dactyl's reward: it pays for turning the right way at any distance, where 1 / (d + eps)
+    is nearly flat. Measured from the distance when the last step ended, so a goal replaced on
+    success does not count as a step backwards."""
+    term = _goal(env, command_name)
+    return term.last_distance - term.distance()
 
 
 def goal_reached(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
