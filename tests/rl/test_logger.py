@@ -43,9 +43,11 @@ def test_checkpoint_writes_the_curves_so_far_atomically(tmp_path):
     logger = _logger(tmp_path)
     row = {"iteration": 0.0, "wall_time_s": 1.0, "env_steps": 64.0, "mean_return": 1.0, "mean_episode_length": 2.0,
            "step_fps": 10.0, "step_inference_fps": 9.0, "total_fps": 8.0, "nonfinite_resets": 3.0}
-    logger.checkpoint([row, {**row, "iteration": 1.0}])
+    # the second row lacks the learning rate (a GA3C row): the column says nan
+    logger.checkpoint([{**row, "learning_rate": 0.001}, {**row, "iteration": 1.0}])
     lines = (tmp_path / "progress.csv").read_text().splitlines()
-    assert lines[0].endswith(",nonfinite_resets") and len(lines) == 3 and lines[1].endswith(",3.0")
+    assert lines[0].endswith(",nonfinite_resets,learning_rate") and len(lines) == 3
+    assert lines[1].endswith(",3.0,0.001") and lines[2].endswith(",3.0,nan")
     assert (tmp_path / "training_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert list(tmp_path.glob(".*.tmp")) == []
     logger.close([row, {**row, "iteration": 1.0}])
