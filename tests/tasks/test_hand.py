@@ -91,6 +91,9 @@ def test_rotation_progress_pays_the_decrease_of_the_distance_and_not_a_replaced_
     env = _env("hand-cube-axis")
     env.reset()
     goal = _goal(env)
+    # the first step of an episode is measured from the reset cube, not from 0
+    torch.testing.assert_close(goal.last_distance, goal.distance())
+    assert bool((goal.last_distance > 0).all())
     zero = torch.zeros(env.num_envs, env.num_actions)
     env.step(zero)
     # when a step ends, the distance it starts the next from is the current one

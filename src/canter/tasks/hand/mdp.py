@@ -108,6 +108,8 @@ class CubeGoalCommand(CommandTerm):
         selection.fill(self.successes, env_ids, 0.0)
         selection.fill(self.reached, env_ids, False)
         self.resample(env_ids)
+        # the reset cube (events run before commands) against its new goal: the first step's reference
+        selection.put(self.last_distance, env_ids, selection.take(self.distance(), env_ids))
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"time_left": self.time_left.clone(), "goal": self.goal.clone(), "successes": self.successes.clone(),
