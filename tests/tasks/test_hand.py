@@ -114,6 +114,71 @@ def test_rotation_progress_pays_the_decrease_of_the_distance_and_not_a_replaced_
     assert goal.last_distance[0].item() > goal.cfg.tolerance  # the new goal's distance, not ~0
 
 
+@pytest.mark.parametrize("task", ["hand-cube-axis", "hand-cube"])
+def test_the_goal_curriculum_starts_near_the_cube_and_widens_with_streaks_to_the_full_set(task):
+    from canter.tasks.hand.mdp import goal_range_curriculum
+
+    env = _env(task, num_envs=64)
+    env.reset()
+    goal = _goal(env)
+    cube = env.sim.qpos[:, CUBE_QPOS.start + 3 : CUBE_QPOS.stop].float()
+    # fresh episodes: every goal 0.4..0.6 rad from its cube (a turn of at most 0.2 rad reaches it)
+    assert goal.goal_range.item() == pytest.approx(0.6)
+    distance = rotation_distance(cube, goal.goal)
+    assert bool((distance >= 0.4 - 1e-4).all()) and bool((distance <= 0.6 + 1e-4).all())
+    if task == "hand-cube-axis":  # upright goals, as the full set's: the turn is about z
+        torch.testing.assert_close(goal.goal[:, 1:3], torch.zeros(64, 2))
+    # 16 of 64 ending episodes reached 10 goals in a row, 8 reached 9: a quarter generation widens by 0.05
+    goal.successes[:] = 0.0
+    goal.successes[:16] = 10.0
+    goal.successes[16:24] = 9.0
+    ids = torch.arange(32)
+    value = goal_range_curriculum(env, ids, command_name="goal", step=0.2, threshold=10)
+    assert value.item() == pytest.approx(0.65) and goal.goal_range.item() == pytest.approx(0.65)
+    mask = torch.zeros(64, dtype=torch.bool)
+    mask[:16] = True  # the same as a mask (a device backend's selection); the rest do not count
+    goal_range_curriculum(env, mask, command_name="goal", step=0.2, threshold=10)
+    assert goal.goal_range.item() == pytest.approx(0.70)
+    # it stops at pi, where goals are the full set's: many more than 0.6 rad from the cube
+    goal.successes[:] = 10.0
+    for _ in range(20):
+        goal_range_curriculum(env, torch.arange(64), command_name="goal", step=0.2, threshold=10)
+    assert goal.goal_range.item() == pytest.approx(math.pi)
+    goal.resample(torch.arange(64))
+    assert float((rotation_distance(cube, goal.goal) > 0.6).float().mean()) > 0.5
+    # the range is saved with the env and restored
+    state = env.state_dict()
+    goal.goal_range.fill_(1.0)
+    env.load_state_dict(state)
+    assert goal.goal_range.item() == pytest.approx(math.pi)
+
+
+def test_evaluation_draws_from_the_full_goal_set():
+    cfg = REGISTRY.get("hand-cube-axis").env_cfg()
+    assert cfg.commands["goal"].goal_range_start == pytest.approx(0.6)
+    scoring = cfg.evaluation()  # what canter bench time-to-target evaluates on
+    assert scoring.commands["goal"].goal_range_start is None
+    assert cfg.commands["goal"].goal_range_start == pytest.approx(0.6)  # the training config is untouched
+    env = _env("hand-cube-axis", num_envs=256)
+    env.evaluation()  # what canter eval and play do with a trained run's env
+    env.reset()
+    goal = _goal(env)
+    assert goal.goal_range.item() == pytest.approx(math.pi)
+    cube = env.sim.qpos[:, CUBE_QPOS.start + 3 : CUBE_QPOS.stop].float()
+    # uniform headings: about a third of the goals are more than 2 rad away (P = (pi - 2) / pi = 0.36)
+    assert float((rotation_distance(cube, goal.goal) > 2.0).float().mean()) == pytest.approx(0.36, abs=0.1)
+
+
+def test_goal_curriculum_start_outside_the_tolerance_band():
+    from canter.core.errors import CanterError
+    from canter.core.validate import validate_tree
+
+    cfg = REGISTRY.get("hand-cube").env_cfg()
+    cfg.commands["goal"].goal_range_start = 0.3
+    with pytest.raises(CanterError, match="goal_range_start"):
+        validate_tree(cfg)
+
+
 def test_the_streak_resets_on_a_drop_and_ends_the_episode_at_50():
     env = _env()
     env.reset()

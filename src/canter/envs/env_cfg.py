@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from canter.core.validate import Validated, require_at_least, require_positive
@@ -52,6 +53,11 @@ class EnvCfg(Validated):
     symmetry: SymmetryCfg | None = None  # the robot's left-right mirror (with ObsTermCfg.mirror), for the learner
 
     config_name = "env"
+
+    def evaluation(self) -> EnvCfg:
+        """A copy to score a policy with: every command's `evaluation()` config (training-only aids
+        off: the hand's goal curriculum gives way to the full goal set). Everything else is kept."""
+        return dataclasses.replace(self, commands={name: term.evaluation() for name, term in self.commands.items()})
 
     def validate(self) -> None:
         """This config's own fields; `canter.core.validate.validate_tree(cfg)` checks the nested

@@ -122,6 +122,13 @@ class ManagerBasedRLEnv:
             return None
         return group_mirrors(self, self.cfg.symmetry), action_mirror(self, self.cfg.symmetry)
 
+    def evaluation(self) -> None:
+        """Score from here on: every command term draws as its `cfg.evaluation()` would (training-only
+        aids off, e.g. the hand's goal curriculum gives way to the full goal set), for `canter eval`
+        and `play`; `EnvCfg.evaluation()` is the same for an env not yet built."""
+        for term in self.command_manager.terms.values():
+            term.evaluation()
+
     def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         """Reset every env and return the first observations."""
         all_ids = torch.arange(self.num_envs, device=self.device)

@@ -35,6 +35,11 @@ class CommandTermCfg(Validated):
         """The term this config describes."""
         raise NotImplementedError(f"{type(self).__name__}.build")
 
+    def evaluation(self) -> CommandTermCfg:
+        """The config to score a policy with: training-only aids off (e.g. a curriculum's easy
+        commands give way to the full set); default: this config."""
+        return self
+
 
 class CommandTerm(Stateful):
     """Holds `command` (num_envs, dim); subclasses implement `_resample(env_ids)` (a selection: draw
@@ -73,6 +78,9 @@ class CommandTerm(Stateful):
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self.resample(env_ids)
+
+    def evaluation(self) -> None:
+        """From here on, commands as `cfg.evaluation()` would draw them; default: nothing changes."""
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"time_left": self.time_left.clone()}

@@ -8,14 +8,24 @@ goal is shown by the mocap body `goal` (a ghost cube).
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import torch
 
 from canter.core import selection
-from canter.core.math import quat_conjugate, quat_from_yaw, quat_mul, random_quat, rotation_distance
-from canter.core.validate import require_choice, require_positive
+from canter.core.math import (
+    quat_conjugate,
+    quat_from_yaw,
+    quat_mul,
+    random_quat,
+    rotation_distance,
+    wrap_to_pi,
+    yaw_from_quat,
+)
+from canter.core.validate import fail, require_choice, require_positive
 from canter.managers.command import CommandTerm, CommandTermCfg
 
 if TYPE_CHECKING:
@@ -41,16 +51,29 @@ class CubeGoalCommandCfg(CommandTermCfg):
         the easier variant). tolerance: rotation distance (rad) that counts as reaching the goal.
     A goal is replaced as soon as it is reached, without ending the episode; `successes` counts the
     goals reached in a row this episode.
+    goal_range_start: a curriculum of goal distances (None: off). Goals are drawn from the cube's
+        orientation at the time, a turn of tolerance..range rad away ("z_axis": about z, either
+        way, from the cube's heading; "so3": about a random axis), `range` starting here; the
+        curriculum term `goal_range_curriculum` widens it, and from pi on goals are the full set's.
+        Evaluation (`evaluation()`) always draws from the full set.
     """
 
     goals: Literal["so3", "z_axis"] = "so3"
     tolerance: float = 0.4
+    goal_range_start: float | None = None
     resampling_time_range: tuple[float, float] = (1e9, 1e9)  # goals change on success only
 
     def validate(self) -> None:
         super().validate()
         require_choice(self, "goals")
         require_positive(self, "tolerance")
+        start = self.goal_range_start
+        if start is not None and not self.tolerance < start <= math.pi:
+            raise fail("goal_range_start", f"need tolerance ({self.tolerance}) < start <= pi, got {start}")
+
+    def evaluation(self) -> CubeGoalCommandCfg:
+        """Scoring draws from the full goal set: no curriculum."""
+        return dataclasses.replace(self, goal_range_start=None)
 
     def build(self, env: ManagerBasedRLEnv) -> CubeGoalCommand:
         return CubeGoalCommand(self, env)
@@ -74,6 +97,9 @@ class CubeGoalCommand(CommandTerm):
         # the cube's distance from its goal when the last step ended (after a reached goal was
         # replaced): what rotation_progress measures this step's turn against
         self.last_distance = torch.zeros(n, device=env.device)
+        # the curriculum's largest goal distance (rad, a device scalar; pi and above: the full set)
+        start = cfg.goal_range_start if cfg.goal_range_start is not None else math.pi
+        self.goal_range = torch.tensor(start, device=env.device)
         self.mocap_quat = env.sim.field("mocap_quat")
 
     @property
@@ -87,8 +113,27 @@ class CubeGoalCommand(CommandTerm):
             return quat_from_yaw(yaw)
         return random_quat(count, generator, device)
 
+    def _draw_near(self, cube: torch.Tensor) -> torch.Tensor:
+        """(k, 4) goals a turn of tolerance..goal_range rad from the cubes `cube` (k, 4)."""
+        generator, device = self.env.generator, self.env.device
+        count = cube.shape[0]
+        u, sign = torch.rand(2, count, generator=generator, device=device)
+        angle = self.cfg.tolerance + u * (self.goal_range - self.cfg.tolerance).clamp_min(0.0)
+        angle = torch.where(sign < 0.5, -angle, angle)
+        if self.cfg.goals == "z_axis":
+            # about z from the cube's heading: an upright goal, as the full set's are
+            return quat_from_yaw(wrap_to_pi(yaw_from_quat(cube) + angle))
+        axis = torch.randn(count, 3, generator=generator, device=device)
+        axis = axis / torch.linalg.vector_norm(axis, dim=1, keepdim=True).clamp_min(1e-9)
+        turn = torch.cat((torch.cos(0.5 * angle)[:, None], torch.sin(0.5 * angle)[:, None] * axis), dim=1)
+        return quat_mul(turn, cube)
+
     def _resample(self, env_ids: torch.Tensor) -> None:
         goal = self._draw(selection.rows(env_ids))
+        if self.cfg.goal_range_start is not None:
+            # the curriculum's goals until its range reaches pi (a device-side choice: no host read)
+            near = self._draw_near(selection.take(cube_quat(self.env), env_ids).float())
+            goal = torch.where(self.goal_range < math.pi, near, goal)
         selection.put(self.goal, env_ids, goal)
         selection.put(self.mocap_quat[:, 0], env_ids, goal.to(self.mocap_quat.dtype))
 
@@ -111,14 +156,21 @@ class CubeGoalCommand(CommandTerm):
         # the reset cube (events run before commands) against its new goal: the first step's reference
         selection.put(self.last_distance, env_ids, selection.take(self.distance(), env_ids))
 
+    def evaluation(self) -> None:
+        """From here on goals come from the full set (the curriculum, if any, is over)."""
+        self.cfg = self.cfg.evaluation()
+        self.goal_range.fill_(math.pi)
+
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"time_left": self.time_left.clone(), "goal": self.goal.clone(), "successes": self.successes.clone(),
                 "episode_successes": self.episode_successes.clone(), "reached": self.reached.clone(),
-                "last_distance": self.last_distance.clone()}
+                "last_distance": self.last_distance.clone(), "goal_range": self.goal_range.clone()}
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for name in ("time_left", "goal", "successes", "episode_successes", "reached"):
             getattr(self, name).copy_(state[name])
+        if "goal_range" in state:  # checkpoints from before the goal curriculum: the config's start
+            self.goal_range.copy_(state["goal_range"])
         # checkpoints from before rotation_progress: the distance the restored state implies
         self.last_distance = state["last_distance"].clone() if "last_distance" in state else self.distance()
         self.mocap_quat[:, 0].copy_(self.goal.to(self.mocap_quat.dtype))
@@ -211,6 +263,24 @@ def cube_dropped(env: ManagerBasedRLEnv, minimum_height: float, spawn: tuple[flo
 def success_streak(env: ManagerBasedRLEnv, command_name: str, count: int) -> torch.Tensor:
     """`count` goals reached in a row: the episode is complete."""
     return _goal(env, command_name).successes >= count
+
+
+# --- curriculum ---------------------------------------------------------------------------------
+
+
+def goal_range_curriculum(env: ManagerBasedRLEnv, env_ids: torch.Tensor, command_name: str, step: float,
+                          threshold: float) -> torch.Tensor:
+    """Widen the goal command's range (its `goal_range_start` curriculum) by `step` rad for every
+    num_envs episodes that end with at least `threshold` goals in a row: one generation of episodes
+    that all met it widens it by `step`; the range stops at pi, the full goal set. Runs on the envs
+    about to reset (their streaks are still this episode's), without a host read. Returns the range."""
+    term = _goal(env, command_name)  # without a curriculum (or when scoring) the range is pi: no change
+    good = (selection.take(term.successes, env_ids) >= threshold)
+    if selection.is_mask(env_ids):
+        good = good & env_ids
+    widened = term.goal_range + step * good.sum() / env.num_envs
+    term.goal_range.copy_(widened.clamp_max(math.pi))
+    return term.goal_range.clone()
 
 
 # --- events -------------------------------------------------------------------------------------
