@@ -85,3 +85,16 @@ def test_json_output(tmp_path):
     data = json.loads((tmp_path / "time_to_target.json").read_text())
     assert data["time_to_target_s"] is None and data["target"] == 100.0  # cartpole's best return is 5
     assert (tmp_path / "time_to_target.png").exists()
+
+
+def test_marks_record_where_the_training_curriculum_stood():
+    from types import SimpleNamespace
+
+    import torch
+
+    from canter.bench.time_to_target import _curriculum
+
+    env = SimpleNamespace(curriculum_manager=SimpleNamespace(
+        state={"goal_range": torch.tensor(0.8), "terrain_levels": torch.tensor([1.0, 2.0, 6.0])}))
+    assert _curriculum(env) == pytest.approx({"train_curriculum_goal_range": 0.8, "train_curriculum_terrain_levels": 3.0})
+    assert _curriculum(SimpleNamespace()) == {}  # an Atari env has no curriculum

@@ -63,6 +63,15 @@ def _reached(value: float, target: float, direction: str) -> bool:
     return math.isfinite(value) and (value <= target if direction == "below" else value >= target)
 
 
+def _curriculum(env: Any) -> dict[str, float]:
+    """The training env's curriculum values at a mark (e.g. the hand's goal range, the mean terrain
+    level), as train_curriculum_<name>: where a curriculum stood explains a mark's score."""
+    manager = getattr(env, "curriculum_manager", None)
+    if manager is None:
+        return {}
+    return {f"train_curriculum_{name}": float(value.float().mean()) for name, value in manager.state.items()}
+
+
 def run_time_to_target(task: str, metric: str, target: float, minutes: float, train_argv: list[str], *,
                        eval_every_s: float | None = None, episodes: int = 256, eval_envs: int = 256,
                        direction: Direction = "auto", stop_at_target: bool = False,
@@ -155,7 +164,7 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
             with torch_threads(runner.rollout_threads):
                 result = evaluate(view, episodes, spec.metrics, spec.episode_metrics)  # type: ignore[arg-type]
             mark = {"train_wall_s": trained, "env_steps": env_steps, "iteration": float(runner.iteration),
-                    "train_mean_return": stats["mean_return"], **result}
+                    "train_mean_return": stats["mean_return"], **_curriculum(env), **result}
             marks.append(mark)
             if kept is not None:
                 runner.save(kept / f"checkpoint_{trained / 60.0:.0f}min.pt")
