@@ -95,3 +95,25 @@ def test_what_ga3c_cannot_run_is_one_line_and_writes_nothing(tmp_path, extra, me
 def test_a_ga3c_config_on_the_synchronous_runner_is_refused(tmp_path):
     with pytest.raises(CanterError, match="algo ga3c trains on its own asynchronous runner"):
         main(["bench", "train", "cartpole", "--num-envs", "8", "--max-time", "1", "--algo", "ga3c"])
+
+
+def test_atari_anneals_its_rate_with_ppo_and_ga3c_keeps_it_fixed():
+    from canter.runs.args import check_train_args, parse_train_args
+
+    ppo = parse_train_args("atari-pong", [])
+    assert (ppo.agent.algo.schedule, ppo.agent.algo.min_learning_rate) == ("linear", 0.0)
+    ga3c = parse_train_args("atari-pong", ["--algo", "ga3c", "--num-envs", "16"])
+    assert ga3c.agent.algo.schedule == "fixed"  # the task's PPO default does not carry over
+    check_train_args(ga3c)
+    asked = parse_train_args("atari-pong", ["--algo", "ga3c", "--num-envs", "16", "--agent.algo.schedule", "linear"])
+    with pytest.raises(CanterError, match="algo ga3c keeps learning_rate fixed"):
+        check_train_args(asked)
+
+
+def test_bench_ga3c_compares_both_at_a_fixed_rate():
+    from canter.bench.ga3c import fixed_rate_argv
+
+    assert fixed_rate_argv("atari-pong", ["--num-envs", "16"]) == ["--agent.algo.schedule", "fixed", "--num-envs", "16"]
+    assert fixed_rate_argv("cartpole", ["--num-envs", "16"]) == ["--num-envs", "16"]  # adaptive stays
+    mine = ["--agent.algo.schedule", "adaptive"]
+    assert fixed_rate_argv("atari-pong", mine) == mine

@@ -120,9 +120,22 @@ def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path) -> No
     plt.close(fig)
 
 
+def fixed_rate_argv(task: str, train_argv: list[str]) -> list[str]:
+    """`train_argv` with a task's linear learning-rate default (Atari's PPO) turned off, for GA3C and
+    the A2C it is compared with alike (GA3C has no schedule); a schedule the user gave is kept."""
+    from canter.runs.args import parse_train_args
+
+    if any(token.startswith("--agent.algo.schedule") for token in train_argv):
+        return train_argv
+    if parse_train_args(task, [*train_argv, "--quiet"]).agent.algo.schedule != "linear":
+        return train_argv
+    return ["--agent.algo.schedule", "fixed", *train_argv]
+
+
 def run_a2c_and_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
                      a2c: bool = True, log: Any = None) -> dict[str, Any]:
     """GA3C then (if `a2c`) synchronous A2C, each for `seconds`; both results and their summary."""
+    train_argv = fixed_rate_argv(task, train_argv)
     ga3c = run_ga3c(task, train_argv, seconds, num_agents, dynamic, log)
     sync = run_sync_a2c(task, train_argv, seconds, log) if a2c else {"iterations": []}
     return {"task": task, "seconds": seconds, "ga3c": ga3c, "a2c": sync, "summary": summarize(ga3c, sync)}

@@ -130,6 +130,10 @@ def build_train_args(task: str, flags: TrainFlags, overrides: list[str], *, dist
     configs = parse_overrides(task, overrides)
     args = TrainArgs(task=task, env=configs.env, agent=configs.agent, dist_timeout=dist_timeout)
     apply_flags(args, flags)
+    algo = args.agent.algo
+    if algo.algo == "ga3c" and algo.schedule == "linear" and not any(o.startswith("--agent.algo.schedule") for o in overrides):
+        # a task's linear default (Atari's PPO) does not apply: GA3C keeps its rate fixed; asked for, it is refused
+        algo.schedule = "fixed"
     return args
 
 
