@@ -123,9 +123,9 @@ def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path) -> No
 def fixed_rate_argv(task: str, train_argv: list[str]) -> list[str]:
     """`train_argv` with a task's linear learning-rate default (Atari's PPO) turned off, for GA3C and
     the A2C it is compared with alike (GA3C has no schedule); a schedule the user gave is kept."""
-    from canter.runs.args import parse_train_args
+    from canter.runs.args import parse_train_args, sets_schedule
 
-    if any(token.startswith("--agent.algo.schedule") for token in train_argv):
+    if sets_schedule(train_argv):
         return train_argv
     if parse_train_args(task, [*train_argv, "--quiet"]).agent.algo.schedule != "linear":
         return train_argv

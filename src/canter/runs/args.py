@@ -125,13 +125,18 @@ def parse_overrides(task: str, overrides: list[str], base: Any = None) -> Any:
                  config=(tyro.conf.AvoidSubcommands,))
 
 
+def sets_schedule(tokens: list[str]) -> bool:
+    """Whether a command line's overrides choose the learning-rate schedule themselves."""
+    return any(token.startswith("--agent.algo.schedule") for token in tokens)
+
+
 def build_train_args(task: str, flags: TrainFlags, overrides: list[str], *, dist_timeout: float = DIST_TIMEOUT) -> TrainArgs:
     """TrainArgs of `task` with the overrides, then the flags on top (they win)."""
     configs = parse_overrides(task, overrides)
     args = TrainArgs(task=task, env=configs.env, agent=configs.agent, dist_timeout=dist_timeout)
     apply_flags(args, flags)
     algo = args.agent.algo
-    if algo.algo == "ga3c" and algo.schedule == "linear" and not any(o.startswith("--agent.algo.schedule") for o in overrides):
+    if algo.algo == "ga3c" and algo.schedule == "linear" and not sets_schedule(overrides):
         # a task's linear default (Atari's PPO) does not apply: GA3C keeps its rate fixed; asked for, it is refused
         algo.schedule = "fixed"
     return args
