@@ -1,9 +1,10 @@
-"""The terrain-curriculum level distribution of a run, read from its checkpoint.
+"""The terrain-curriculum level distribution of a run, read from its checkpoint, and the mean level
+and top-third share against wall time, read from its TensorBoard log.
 
 Usage: python scripts/terrain_levels.py RUN_DIR [--out DIR]
 
-Prints a markdown table (envs per difficulty row and terrain type) and writes
-terrain_levels.png and terrain_levels.json into DIR (default: RUN_DIR).
+Prints a markdown table (envs per difficulty row and terrain type) and writes terrain_levels.png,
+terrain_levels.json and (when the log has them) terrain_curve.png into DIR (default: RUN_DIR).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from pathlib import Path
 import torch
 
 from canter.rl.checkpoint import load_checkpoint
-from canter.terrains.config import SUB_TERRAIN_TYPES, TerrainCfg
+from canter.runs.rundir import read_command
+from canter.terrains.config import TerrainCfg
 from canter.terrains.generator import column_types
 
 
@@ -31,7 +33,7 @@ def main() -> None:
         raise SystemExit(f"{run_dir}: the run has no terrain")
     levels = terrain["terrain_levels"].long()
     types = terrain["terrain_types"].long()
-    cfg = TerrainCfg()
+    cfg = read_command(run_dir).train_args().env.terrain  # the run's own grid and sub-terrains
     num_rows = max(cfg.num_rows, int(levels.max()) + 1)
     column_names = _column_names(cfg, int(types.max()) + 1)
     type_names = list(dict.fromkeys(column_names))
@@ -55,13 +57,54 @@ def main() -> None:
         "row_counts": counts.sum(dim=1).tolist(),
         "counts_by_type": {name: counts[:, i].tolist() for i, name in enumerate(type_names)},
     }
+    curve = _curve(run_dir)
+    if curve:
+        summary["curve"] = curve
+        _plot_curve(curve, out / "terrain_curve.png")
     (out / "terrain_levels.json").write_text(json.dumps(summary, indent=2))
     _plot(counts, type_names, out / "terrain_levels.png", summary)
 
 
+def _curve(run_dir: Path) -> dict[str, list[float]]:
+    """Wall time (min), iteration, mean level and top-third share of every logged iteration; {} when
+    the run's TensorBoard log lacks the curriculum scalars."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    log = EventAccumulator(str(run_dir), size_guidance={"scalars": 0})
+    log.Reload()
+    tags = set(log.Tags()["scalars"])
+    if not {"Curriculum/terrain_levels", "Perf/wall_time_s"} <= tags:
+        return {}
+    wall = {e.step: e.value for e in log.Scalars("Perf/wall_time_s")}
+    top = {e.step: e.value for e in log.Scalars("Curriculum/terrain_top_third")} if "Curriculum/terrain_top_third" in tags else {}
+    level = [e for e in log.Scalars("Curriculum/terrain_levels") if e.step in wall]
+    return {"iteration": [e.step for e in level], "minutes": [wall[e.step] / 60.0 for e in level],
+            "mean_level": [e.value for e in level], "top_third": [top.get(e.step, float("nan")) for e in level]}
+
+
+def _plot_curve(curve: dict[str, list[float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(curve["minutes"], curve["mean_level"], color="tab:blue", label="mean terrain level")
+    ax.set_xlabel("training wall time (min)")
+    ax.set_ylabel("mean terrain level", color="tab:blue")
+    share = ax.twinx()
+    share.plot(curve["minutes"], [100.0 * v for v in curve["top_third"]], color="tab:orange", label="envs on the top third (%)")
+    share.set_ylabel("envs on the top third of the levels (%)", color="tab:orange")
+    ax.set_title("terrain curriculum against wall time")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _column_names(cfg: TerrainCfg, num_cols: int) -> list[str]:
-    """Sub-terrain type of each column, as the generator lays them out."""
-    names = [SUB_TERRAIN_TYPES[int(i)] for i in column_types(cfg)]
+    """Sub-terrain type of each column, as the generator lays them out (indices into the config's
+    own sub-terrains, in its order)."""
+    names = [list(cfg.sub_terrains)[int(i)] for i in column_types(cfg)]
     return (names + [names[-1]] * num_cols)[:num_cols]
 
 

@@ -14,7 +14,7 @@ import torch
 
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp.biped import root_height_above_ground_below
-from canter.mdp.terrain import terrain_top_share
+from canter.mdp.terrain import terrain_episode_metrics, terrain_levels, terrain_top_share
 from canter.sim.model import asset_path
 from canter.tasks import REGISTRY
 
@@ -214,6 +214,26 @@ def test_stairs_terrain_scan_fall_test_and_top_third_report():
     terrain.terrain_levels[:] = torch.tensor([0, 3, 6, 7, 7, 8, 9, 2])
     assert terrain_top_share(env, torch.arange(8)).item() == pytest.approx(4 / 8)
     assert "terrain_top_third" in env.cfg.curriculum
+
+
+def test_stairs_episode_metrics_are_the_distance_walked_and_the_promotion_rule():
+    env = _env("humanoid-stairs", num_envs=4)
+    env.reset()
+    terrain = env.terrain
+    assert terrain is not None and terrain.cfg.size[0] == 8.0
+    # robots 0.5, 3.9, 4.1 and 6 m from their origins (a block is 8 m: out of it beyond 4 m)
+    offsets = torch.tensor([[0.3, 0.4], [0.0, 3.9], [4.1, 0.0], [3.6, 4.8]], dtype=env.sim.dtype)
+    env.sim.qpos[:, :2] = terrain.env_origins[:, :2].to(env.sim.dtype) + offsets
+    env.scene.invalidate()
+    env.episode_length_buf[:] = 10
+    terrain.terrain_levels[:] = 3
+    terrain_levels(env, torch.arange(4))
+    metrics = terrain_episode_metrics(env)
+    assert metrics["distance_walked"].tolist() == pytest.approx([0.5, 3.9, 4.1, 6.0], abs=1e-5)
+    assert metrics["walked_out"].tolist() == [0.0, 0.0, 1.0, 1.0]
+    # the same rule promoted the last two; the first two stayed or were demoted (by their commands)
+    assert terrain.terrain_levels[2:].tolist() == [4, 4] and (terrain.terrain_levels[:2] <= 3).all()
+    assert REGISTRY.get("humanoid-stairs").episode_metrics is terrain_episode_metrics
 
 
 def _load_state(sim, state: dict[str, torch.Tensor]) -> None:

@@ -234,6 +234,45 @@ def test_heightfield_model_matches_the_heights_and_the_dog_stands_on_it():
     assert data.qpos[2] - origin[2] > 0.15
 
 
+def test_pin_puts_every_env_on_one_row_of_one_type_and_the_curriculum_leaves_it_there():
+    terrain = _terrain(_cfg(proportions={"flat": 1.0, "stairs_up": 3.0}), num_envs=7)
+    stairs = terrain.map.names.index("stairs_up")
+    stair_columns = [c for c in range(4) if terrain.map.types[2, c] == stairs]
+    assert stair_columns == [1, 2, 3]  # a quarter flat, three quarters stairs
+    terrain.pin(2, "stairs_up")
+    assert terrain.terrain_levels.tolist() == [2] * 7
+    assert terrain.terrain_types.tolist() == [1, 2, 3, 1, 2, 3, 1]  # spread over the row's stair blocks in turn
+    assert torch.equal(terrain.env_origins, terrain.origins_grid[2, terrain.terrain_types])
+    # the stair pyramid's top platform: the origin stands above the border's height 0
+    assert (terrain.env_origins[:, 2] > 0).all()
+    ids = torch.arange(7)
+    terrain.update_levels(ids, torch.ones(7, dtype=torch.bool), torch.zeros(7, dtype=torch.bool), torch.Generator())
+    assert terrain.terrain_levels.tolist() == [2] * 7
+    assert torch.equal(terrain.env_origins, terrain.origins_grid[2, terrain.terrain_types])
+    # without a type, the columns stay as they were
+    other = _terrain(_cfg(proportions={"flat": 1.0, "stairs_up": 3.0}), num_envs=8)
+    types = other.terrain_types.clone()
+    other.pin(0)
+    assert other.terrain_levels.tolist() == [0] * 8 and torch.equal(other.terrain_types, types)
+
+
+@pytest.mark.parametrize(
+    ("level", "sub_terrain", "message"),
+    [
+        (3, None, r"--terrain-level: 3 is out of range \(this terrain has levels 0..2\)"),
+        (-1, None, "out of range"),
+        (1, "slope_up", r"--sub-terrain: 'slope_up' is not in this terrain \(it has: flat, stairs_up\)"),
+    ],
+)
+def test_pin_names_a_bad_level_or_type(level, sub_terrain, message):
+    terrain = _terrain(_cfg(proportions={"flat": 1.0, "stairs_up": 3.0}))
+    with pytest.raises(ConfigError, match=message):
+        terrain.pin(level, sub_terrain)
+    assert not terrain.pinned
+    with pytest.raises(ConfigError, match="no generated terrain"):
+        _terrain(flat_terrain_cfg()).pin(0)
+
+
 def test_flat_preset_keeps_the_plane():
     terrain = _terrain(flat_terrain_cfg())
     model = load_model(asset_path("dog.xml"), (terrain.edit_spec,))

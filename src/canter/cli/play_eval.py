@@ -76,12 +76,26 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
     return result
 
 
+def pin_terrain(env, level: int | None, sub_terrain: str | None) -> None:
+    """`--terrain-level L [--sub-terrain NAME]`: every env of a terrain task on row L (of that type),
+    kept there; CanterError (one line) for a task without a generated terrain or a bad row/type."""
+    if level is None:
+        if sub_terrain is not None:
+            raise CanterError("--sub-terrain: needs --terrain-level (the difficulty row to put every env on)")
+        return
+    terrain = getattr(env, "terrain", None)
+    if terrain is None:
+        raise CanterError("--terrain-level: this task has no terrain")
+    terrain.pin(level, sub_terrain)
+
+
 def eval_main(args: EvalArgs) -> int:
     from canter.tasks import REGISTRY
 
     if args.episodes < 1:
         raise CanterError("--episodes must be >= 1")
     command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
+    pin_terrain(runner.env, args.terrain_level, args.sub_terrain)
     task = command.task
     spec = REGISTRY.get(task)
     scoring = getattr(runner.env, "evaluation", None)
@@ -90,14 +104,20 @@ def eval_main(args: EvalArgs) -> int:
     result = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task  # type: ignore[assignment]
+    if args.terrain_level is not None:
+        result["terrain_level"] = args.terrain_level
+        result["sub_terrain"] = args.sub_terrain  # type: ignore[assignment]
     if args.json:
         print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}, indent=2))
         return 0
     console = Console()
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
                   f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
+    if args.terrain_level is not None:
+        console.print(f"  every env on terrain level {args.terrain_level}"
+                      + (f", {args.sub_terrain} blocks" if args.sub_terrain else ""))
     for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
-                                      "mean_episode_length", "max_return", "task"}):
+                                      "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain"}):
         console.print(f"  {name}: {result[name]:.4f}")
     return 0
 
@@ -119,6 +139,7 @@ def play_main(args: PlayArgs) -> int:
 
     _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
     env, policy = runner.env, runner.algorithm.policy
+    pin_terrain(env, args.terrain_level, args.sub_terrain)
     steps = args.steps or env.max_episode_length
     scoring = getattr(env, "evaluation", None)
     if scoring is not None:  # training-only aids off (Atari: whole games, unclipped scores)

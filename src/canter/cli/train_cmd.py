@@ -56,6 +56,8 @@ class EvalArgs:
     num_envs: int = 64
     checkpoint: str | None = None  # default: RUN_DIR/checkpoint.pt
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
+    terrain_level: int | None = None  # terrain tasks: every env on this difficulty row, the curriculum frozen
+    sub_terrain: str | None = None  # with --terrain-level: only blocks of this type (e.g. stairs_up)
     json: bool = False
 
     def run(self, rest: list[str]) -> int:
@@ -78,6 +80,8 @@ class PlayArgs:
     strip: str | None = None  # with --video: also a PNG of 8 frames evenly spaced over the video, side by side
     checkpoint: str | None = None
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
+    terrain_level: int | None = None  # terrain tasks: every env on this difficulty row, the curriculum frozen
+    sub_terrain: str | None = None  # with --terrain-level: only blocks of this type (e.g. stairs_up)
 
     def run(self, rest: list[str]) -> int:
         from canter.cli.play_eval import play_main

@@ -80,7 +80,13 @@ from canter.mdp.terminations import (
     root_height_out_of_range,
     time_out,
 )
-from canter.mdp.terrain import HeightScan, reset_root_state_from_terrain, terrain_levels, terrain_top_share
+from canter.mdp.terrain import (
+    HeightScan,
+    reset_root_state_from_terrain,
+    terrain_episode_metrics,
+    terrain_levels,
+    terrain_top_share,
+)
 
 __all__ = [
     "ConstantVelocityCommand",
@@ -145,6 +151,7 @@ __all__ = [
     "root_lin_vel_w",
     "root_quat_w",
     "sensor",
+    "terrain_episode_metrics",
     "terrain_levels",
     "terrain_top_share",
     "time_out",

@@ -130,6 +130,7 @@ def terrain_levels(
     origin_xy = selection.take(terrain.env_origins, env_ids, slice(0, 2)).to(root_xy.dtype)
     distance = torch.linalg.vector_norm(root_xy - origin_xy, dim=1)
     stepped = selection.take(env.episode_length_buf, env_ids) > 0
+    selection.put(terrain.last_distance, env_ids, distance.to(terrain.last_distance.dtype))
     move_up = (distance > terrain.cfg.size[0] / 2.0) & stepped
     move_down = torch.zeros_like(move_up)
     if command_name in env.command_manager.terms:
@@ -138,6 +139,17 @@ def terrain_levels(
         move_down = (distance < required.to(distance.dtype)) & ~move_up & stepped
     terrain.update_levels(env_ids, move_up, move_down, env.generator)
     return terrain.terrain_levels.float().mean()
+
+
+def terrain_episode_metrics(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
+    """Per env, valid for the envs whose episode just ended (read by `canter eval`; needs the
+    `terrain_levels` curriculum term, which measures it): the distance walked from the origin, m,
+    and whether the robot walked out of its block (1.0), the curriculum's rule for a promotion."""
+    terrain = env.terrain
+    if terrain is None:
+        raise ConfigError("terrain_episode_metrics: the env has no terrain (set EnvCfg.terrain)")
+    walked = terrain.last_distance
+    return {"distance_walked": walked, "walked_out": (walked > terrain.cfg.size[0] / 2.0).float()}
 
 
 def terrain_top_share(env: ManagerBasedRLEnv, env_ids: torch.Tensor, fraction: float = 1.0 / 3.0) -> torch.Tensor:

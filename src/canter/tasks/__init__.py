@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from canter.core.registry import Registry, TaskSpec
 from canter.mdp.locomotion import velocity_tracking_errors
+from canter.mdp.terrain import terrain_episode_metrics
 from canter.tasks.ant.agent_cfg import ant_agent_cfg, ant_classic_agent_cfg
 from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.atari import atari_agent_cfg, breakout_env_cfg, pong_env_cfg
@@ -65,6 +66,7 @@ REGISTRY = Registry(
             env_cfg=dog_rough_env_cfg,
             agent_cfg=dog_agent_cfg,
             metrics=velocity_tracking_errors,
+            episode_metrics=terrain_episode_metrics,
         ),
         TaskSpec(
             name="humanoid-flat",
@@ -79,6 +81,7 @@ REGISTRY = Registry(
             env_cfg=humanoid_stairs_env_cfg,
             agent_cfg=humanoid_agent_cfg,
             metrics=velocity_tracking_errors,
+            episode_metrics=terrain_episode_metrics,
         ),
         TaskSpec(
             name="dog-stones",

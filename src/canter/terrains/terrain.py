@@ -60,6 +60,9 @@ class Terrain:
             0, top + 1, (num_envs,), generator=generator, device=self.device, dtype=torch.long
         )
         self.env_origins = self.origins_grid[self.terrain_levels, self.terrain_types].clone()
+        self.pinned = False  # set by `pin`: levels no longer move
+        # per env: the distance from its origin at its last episode's end (the curriculum term writes it)
+        self.last_distance = torch.zeros(num_envs, device=self.device)
 
     # --- MuJoCo model -------------------------------------------------------------------------
     def edit_spec(self, spec: mujoco.MjSpec) -> None:
@@ -161,7 +164,10 @@ class Terrain:
     ) -> None:
         """Game-style curriculum for the selection `env_ids` (indices or a mask, canter.core.selection;
         move_up/move_down have one row per selected row): level += move_up - move_down, clamped at 0;
-        an env moved past the top row goes to a row drawn uniformly from `generator`. Origins follow."""
+        an env moved past the top row goes to a row drawn uniformly from `generator`. Origins follow.
+        A pinned terrain (see `pin`) keeps every level."""
+        if self.pinned:
+            return
         levels = selection.take(self.terrain_levels, env_ids) + move_up.long() - move_down.long()
         # drawn for every env so the generator advances the same way whoever was promoted
         random_rows = torch.randint(
@@ -171,6 +177,29 @@ class Terrain:
         selection.put(self.terrain_levels, env_ids, levels)
         origins = self.origins_grid[levels, selection.take(self.terrain_types, env_ids)]
         selection.put(self.env_origins, env_ids, origins)
+
+    def pin(self, level: int, sub_terrain: str | None = None) -> None:
+        """Put every env on row `level` (and, given `sub_terrain`, on the blocks of that type in this
+        row, envs spread over them in turn) and keep them there: the curriculum no longer moves them.
+        For watching or scoring a policy at one difficulty (`canter play/eval --terrain-level`).
+        ConfigError (one line) for a plane, a row out of range or a type this row lacks."""
+        if self.map is None:
+            raise ConfigError("--terrain-level: this task has no generated terrain (a flat plane)")
+        if not 0 <= level < self.num_rows:
+            raise ConfigError(f"--terrain-level: {level} is out of range (this terrain has levels 0..{self.num_rows - 1})")
+        columns = torch.arange(self.num_cols, device=self.device)
+        if sub_terrain is not None:
+            names = self.map.names
+            if sub_terrain not in names:
+                raise ConfigError(f"--sub-terrain: {sub_terrain!r} is not in this terrain (it has: {', '.join(names)})")
+            row_types = torch.as_tensor(self.map.types[level], device=self.device)
+            columns = columns[row_types == names.index(sub_terrain)]
+            if columns.numel() == 0:
+                raise ConfigError(f"--sub-terrain: level {level} has no {sub_terrain!r} block")
+            self.terrain_types.copy_(columns[torch.arange(self.num_envs, device=self.device) % columns.numel()])
+        self.terrain_levels.fill_(level)
+        self.env_origins.copy_(self.origins_grid[self.terrain_levels, self.terrain_types])
+        self.pinned = True
 
     # --- checkpointing ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, torch.Tensor]:
