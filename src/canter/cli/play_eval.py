@@ -6,7 +6,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from rich.console import Console
@@ -21,12 +21,15 @@ if TYPE_CHECKING:
     from canter.rl.runner import OnPolicyRunner
 
 
-def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metrics=None) -> dict[str, float]:
+def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metrics=None,
+             per_episode: dict[str, torch.Tensor] | None = None) -> dict[str, float]:
     """Run the deterministic policy until every env has finished its first ⌈episodes / num_envs⌉
     episodes, and report those (at least `episodes`, the same number from every env); plus the mean
     over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors), and
     the mean, median and max over the counted episodes of each episode metric
-    (`episode_metrics(env)` -> per-env tensors, read as each episode ends).
+    (`episode_metrics(env)` -> per-env tensors, read as each episode ends). A dict passed as
+    `per_episode` receives one entry per counted episode: "env" (its env's index), "return",
+    "length", "ending" (index of the first termination term that fired) and each episode metric.
 
     Taking the first episodes to end instead would favour short ones: with as many envs as
     episodes, a task whose successes end early and whose failures time out would count the second
@@ -41,6 +44,8 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
     at_end: dict[str, list[torch.Tensor]] = {}
     terminations = getattr(env, "termination_manager", None)
     finished = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)  # episodes ended per env
+    env_of: list[torch.Tensor] = []
+    env_index = torch.arange(env.num_envs, device=env.device)
     steps = 0
     with torch.no_grad(), torch_threads(runner.rollout_threads):
         while bool((finished < per_env).any()):
@@ -54,6 +59,7 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
             counted = done & (finished < per_env)
             if bool(counted.any()):
                 returns.append(extras["episode_return"][counted])
+                env_of.append(env_index[counted])
                 lengths.append(extras["episode_length"][counted])
                 if terminations is not None:
                     endings.append(terminations.term_dones[:, counted].float().argmax(dim=0))
@@ -73,42 +79,47 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
     if terminations is not None:  # the share of episodes each termination term ended (success, time-out, ...)
         first = torch.cat(endings)
         result.update({f"ended_by_{name}": float((first == k).double().mean()) for k, name in enumerate(terminations.names)})
+    if per_episode is not None:
+        per_episode.update({"env": torch.cat(env_of).cpu(), "return": r.cpu(), "length": n.cpu()})
+        if terminations is not None:
+            per_episode["ending"] = torch.cat(endings).cpu()
+        per_episode.update({name: torch.cat(parts).cpu() for name, parts in at_end.items()})
     return result
 
 
-def pin_terrain(env, level: int | None, sub_terrain: str | None) -> None:
-    """`--terrain-level L [--sub-terrain NAME]`: every env of a terrain task on row L (of that type),
-    kept there; CanterError (one line) for a task without a generated terrain or a bad row/type."""
-    if level is None:
-        if sub_terrain is not None:
-            raise CanterError("--sub-terrain: needs --terrain-level (the difficulty row to put every env on)")
-        return
-    terrain = getattr(env, "terrain", None)
-    if terrain is None:
-        raise CanterError("--terrain-level: this task has no terrain")
-    terrain.pin(level, sub_terrain)
-
-
 def eval_main(args: EvalArgs) -> int:
+    from canter.cli.terrain_report import check_terrain_flags, grid_report, pin_terrain, plot_grid, print_grid
     from canter.tasks import REGISTRY
 
     if args.episodes < 1:
         raise CanterError("--episodes must be >= 1")
+    check_terrain_flags(args.terrain_level, args.sub_terrain, args.terrain_grid)
+    if args.plot is not None:
+        if not args.terrain_grid:
+            raise CanterError("--plot: draws the --terrain-grid report; add --terrain-grid")
+        check_writable_file(Path(args.plot))
     command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
-    pin_terrain(runner.env, args.terrain_level, args.sub_terrain)
+    pin_terrain(runner.env, args.terrain_level, args.sub_terrain, args.terrain_grid)
     task = command.task
     spec = REGISTRY.get(task)
     scoring = getattr(runner.env, "evaluation", None)
     if scoring is not None:  # an env with training-only aids turns them off (Atari: unclipped game scores)
         scoring()
-    result = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics)
+    per_episode: dict[str, torch.Tensor] = {}
+    result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
-    result["task"] = task  # type: ignore[assignment]
+    result["task"] = task
     if args.terrain_level is not None:
         result["terrain_level"] = args.terrain_level
-        result["sub_terrain"] = args.sub_terrain  # type: ignore[assignment]
+        result["sub_terrain"] = args.sub_terrain
+    if args.terrain_grid:
+        if "walked_out" not in per_episode:
+            raise CanterError(f"--terrain-grid: task {task!r} reports no distance walked (no terrain curriculum)")
+        result["terrain_grid"] = grid_report(runner.env, per_episode)
+        if args.plot is not None:
+            plot_grid(result["terrain_grid"], Path(args.plot), f"{task}: {args.run_dir}, {int(result['episodes'])} episodes")
     if args.json:
-        print(json.dumps({k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in result.items()}, indent=2))
+        print(json.dumps(_nan_to_none(result), indent=2))
         return 0
     console = Console()
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
@@ -117,12 +128,31 @@ def eval_main(args: EvalArgs) -> int:
         console.print(f"  every env on terrain level {args.terrain_level}"
                       + (f", {args.sub_terrain} blocks" if args.sub_terrain else ""))
     for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
-                                      "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain"}):
+                                      "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain",
+                                      "terrain_grid"}):
         console.print(f"  {name}: {result[name]:.4f}")
+    if args.terrain_grid:
+        print_grid(result["terrain_grid"], console)
+        if args.plot is not None:
+            console.print(f"heat map: {args.plot}")
     return 0
 
 
+def _nan_to_none(value: Any) -> Any:
+    """JSON has no NaN: None in its place, through nested dicts and lists."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
 def play_main(args: PlayArgs) -> int:
+    from canter.cli.terrain_report import check_terrain_flags, pin_terrain
+
+    check_terrain_flags(args.terrain_level, args.sub_terrain)
     if args.strip and not args.video:
         raise CanterError("--strip: needs --video (the strip is made of the video's frames)")
     if args.video:

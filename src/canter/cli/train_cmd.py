@@ -58,6 +58,8 @@ class EvalArgs:
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
     terrain_level: int | None = None  # terrain tasks: every env on this difficulty row, the curriculum frozen
     sub_terrain: str | None = None  # with --terrain-level: only blocks of this type (e.g. stairs_up)
+    terrain_grid: bool = False  # terrain tasks: envs spread over every level and type, scored per block (table, JSON)
+    plot: str | None = None  # with --terrain-grid: a PNG heat map of the share that walked out, by level and type
     json: bool = False
 
     def run(self, rest: list[str]) -> int:

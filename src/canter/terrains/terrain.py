@@ -201,6 +201,25 @@ class Terrain:
         self.env_origins.copy_(self.origins_grid[self.terrain_levels, self.terrain_types])
         self.pinned = True
 
+    def pin_grid(self) -> None:
+        """Spread the envs over every block of the grid, in turn (env i on column i mod num_cols, row
+        (i div num_cols) mod num_rows), and keep them there: one evaluation scores every difficulty
+        of every sub-terrain type (`canter eval --terrain-grid`). ConfigError for a plane."""
+        if self.map is None:
+            raise ConfigError("--terrain-grid: this task has no generated terrain (a flat plane)")
+        env = torch.arange(self.num_envs, device=self.device)
+        self.terrain_types.copy_(env % self.num_cols)
+        self.terrain_levels.copy_((env // self.num_cols) % self.num_rows)
+        self.env_origins.copy_(self.origins_grid[self.terrain_levels, self.terrain_types])
+        self.pinned = True
+
+    def type_names(self) -> list[str]:
+        """The sub-terrain type name of each env's block (a plane: "plane" for every env)."""
+        if self.map is None:
+            return ["plane"] * self.num_envs
+        types = self.map.types[self.terrain_levels.cpu().numpy(), self.terrain_types.cpu().numpy()]
+        return [self.map.names[int(t)] for t in types]
+
     # --- checkpointing ------------------------------------------------------------------------
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {
