@@ -88,7 +88,7 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
 
 
 def eval_main(args: EvalArgs) -> int:
-    from canter.cli.terrain_report import check_terrain_flags, grid_report, pin_terrain, plot_grid, print_grid
+    from canter.cli.terrain_report import check_terrain_flags, grid_report, pin_terrain, plot_grid
     from canter.tasks import REGISTRY
 
     if args.episodes < 1:
@@ -105,6 +105,8 @@ def eval_main(args: EvalArgs) -> int:
     scoring = getattr(runner.env, "evaluation", None)
     if scoring is not None:  # an env with training-only aids turns them off (Atari: unclipped game scores)
         scoring()
+    if args.terrain_grid and "walked_out" not in (spec.episode_metrics(runner.env) if spec.episode_metrics else {}):
+        raise CanterError(f"--terrain-grid: task {task!r} reports no distance walked (it has no terrain curriculum)")
     per_episode: dict[str, torch.Tensor] = {}
     result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
@@ -113,14 +115,23 @@ def eval_main(args: EvalArgs) -> int:
         result["terrain_level"] = args.terrain_level
         result["sub_terrain"] = args.sub_terrain
     if args.terrain_grid:
-        if "walked_out" not in per_episode:
-            raise CanterError(f"--terrain-grid: task {task!r} reports no distance walked (no terrain curriculum)")
         result["terrain_grid"] = grid_report(runner.env, per_episode)
-        if args.plot is not None:
-            plot_grid(result["terrain_grid"], Path(args.plot), f"{task}: {args.run_dir}, {int(result['episodes'])} episodes")
     if args.json:
         print(json.dumps(_nan_to_none(result), indent=2))
-        return 0
+    else:
+        _print_result(result, args, spec)
+    if args.plot is not None:  # after the figures are out: a plot that cannot be written loses nothing
+        try:
+            plot_grid(result["terrain_grid"], Path(args.plot), f"{task}: {args.run_dir}, {int(result['episodes'])} episodes")
+        except OSError as err:
+            raise CanterError(f"--plot: cannot write {args.plot}: {err.strerror or err}") from None
+        if not args.json:
+            Console().print(f"heat map: {args.plot}")
+    return 0
+
+
+def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
+    task = result["task"]
     console = Console()
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
                   f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
@@ -132,10 +143,9 @@ def eval_main(args: EvalArgs) -> int:
                                       "terrain_grid"}):
         console.print(f"  {name}: {result[name]:.4f}")
     if args.terrain_grid:
+        from canter.cli.terrain_report import print_grid
+
         print_grid(result["terrain_grid"], console)
-        if args.plot is not None:
-            console.print(f"heat map: {args.plot}")
-    return 0
 
 
 def _nan_to_none(value: Any) -> Any:
