@@ -51,3 +51,32 @@ def test_checkpoint_writes_the_curves_so_far_atomically(tmp_path):
     assert (tmp_path / "training_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert list(tmp_path.glob(".*.tmp")) == []
     logger.close([row, {**row, "iteration": 1.0}])
+
+
+CURVE = {"mean_return": 1.5, "mean_episode_length": 20.0, "step_fps": 1000.0, "step_inference_fps": 900.0, "total_fps": 800.0}
+
+
+def test_output_that_is_not_a_terminal_gets_plain_progress_lines_with_the_curricula(tmp_path):
+    logger = Logger(tmp_path, 100, 0, console=Console(file=io.StringIO(), width=400), plain_every_s=0.0)
+    for iteration in range(3):
+        logger.log_iteration(iteration, {"Curriculum/terrain_levels": 0.25 * iteration, "Loss/kl": 0.01}, CURVE)
+    logger.close([])
+    lines = [line for line in logger.console.file.getvalue().splitlines() if line.startswith("it ")]  # type: ignore[attr-defined]
+    assert [line.split("  ")[0] for line in lines] == ["it 1/100", "it 2/100", "it 3/100"]
+    assert "return    1.500" in lines[0] and "total       800/s" in lines[0]
+    assert lines[2].endswith("terrain_levels 0.5") and "kl" not in lines[2]
+
+
+def test_plain_lines_come_at_most_every_interval_and_never_on_a_terminal(tmp_path):
+    logger = Logger(tmp_path, 100, 0, console=Console(file=io.StringIO(), width=400))  # every 30 s
+    for iteration in range(5):
+        logger.log_iteration(iteration, {}, CURVE)
+    logger.close([])
+    assert sum(line.startswith("it ") for line in logger.console.file.getvalue().splitlines()) == 1  # type: ignore[attr-defined]
+    terminal = Logger(tmp_path / "t", 100, 0, console=Console(file=io.StringIO(), width=400, force_terminal=True),
+                      plain_every_s=0.0)
+    assert terminal.plain_every_s is None
+    for iteration in range(3):
+        terminal.log_iteration(iteration, {}, CURVE)
+    terminal.close([])
+    assert "it 1/100  " not in terminal.console.file.getvalue()  # type: ignore[attr-defined]

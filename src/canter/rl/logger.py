@@ -1,5 +1,9 @@
 """Training logs: a rich progress line, TensorBoard scalars, a CSV of the curves and a PNG plot.
 
+On a terminal the progress line redraws in place; when the output goes to a file or a pipe (nohup,
+a batch job, CI), where rich would draw nothing until the end, a plain line is printed instead every
+PLAIN_EVERY_S seconds (and for the first iteration), so a log shows how the run goes.
+
 Rank 0 alone logs (see canter.rl.distributed); the others construct a Logger with enabled=False.
 progress.csv and training_curve.png are rewritten (atomically: a temporary file renamed over the
 old one) at every checkpoint and at close, so a killed run keeps them up to its last checkpoint.
@@ -10,6 +14,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +28,21 @@ CURVE_FILES = ("progress.csv", "training_curve.png")
 NONFINITE_WARN_SHARE = 0.01
 # ... and after one, the next comes this many iterations later at the soonest
 WARN_EVERY = 10
+# output that is not a terminal gets a plain progress line this often (seconds)
+PLAIN_EVERY_S = 30.0
 
 
 class Logger:
-    def __init__(self, run_dir: Path, total_iterations: int, start_iteration: int, enabled: bool = True, console: Console | None = None):
+    def __init__(self, run_dir: Path, total_iterations: int, start_iteration: int, enabled: bool = True, console: Console | None = None,
+                 plain_every_s: float = PLAIN_EVERY_S):
         self.run_dir = run_dir
         self.enabled = enabled
         self.console = console or Console()
+        self.total_iterations = total_iterations
+        # a terminal redraws the rich line; anything else gets a plain line every plain_every_s seconds
+        self.plain_every_s = None if self.console.is_terminal else plain_every_s
+        self._last_plain = -math.inf
+        self._started = time.monotonic()
         self.history: list[dict[str, float]] = []
         self._writer: Any = None
         self._progress: Progress | None = None
@@ -50,6 +63,7 @@ class Logger:
             TextColumn("{task.fields[status]}"),
             console=self.console,
             transient=False,
+            disable=self.plain_every_s is not None,
         )
         self._task = self._progress.add_task("train", total=total_iterations, completed=start_iteration, status="")
         self._progress.start()
@@ -65,10 +79,19 @@ class Logger:
             f"step {curve['step_fps']:>9,.0f}/s  step+inf {curve['step_inference_fps']:>9,.0f}/s  "
             f"total {curve['total_fps']:>9,.0f}/s"
         )
+        for key, value in scalars.items():  # where each curriculum stands (terrain level, goal range, ...)
+            if key.startswith("Curriculum/") and math.isfinite(value):
+                status += f"  {key.removeprefix('Curriculum/')} {value:.3g}"
         if curve.get("nonfinite_resets", 0.0) > 0:
             status += f"  [yellow]non-finite resets {curve['nonfinite_resets']:,.0f}[/yellow]"
         assert self._progress is not None
         self._progress.update(self._task, completed=iteration + 1, status=status)
+        now = time.monotonic()
+        if self.plain_every_s is not None and now - self._last_plain >= self.plain_every_s:
+            self._last_plain = now
+            minutes = (now - self._started) / 60.0
+            self.console.print(f"it {iteration + 1}/{self.total_iterations}  {minutes:.1f} min  {status}", highlight=False,
+                               soft_wrap=True)
 
     def warn(self, text: str) -> None:
         """One warning line above the progress bar (rank 0)."""
