@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import torch
 
 from canter.cli.main import main
 from canter.core.errors import CanterError, ConfigError
@@ -52,3 +53,41 @@ def test_distillation_from_a_teacher_run_and_teachers_of_another_task(tmp_path):
     with pytest.raises(CanterError, match="only algo dagger learns from a teacher"):
         main(["train", "cartpole", "--run-dir", str(tmp_path / "d"), *SMALL, "--teacher", str(teacher)])
     assert not (tmp_path / "a").exists() and not (tmp_path / "d").exists()  # nothing created on a bad command
+
+
+def test_a_blind_dog_distilled_from_a_dog_rough_teacher(tmp_path, capsys):
+    from canter.rl.checkpoint import load_checkpoint as load
+    from canter.runs.args import make_env, parse_train_args
+    from canter.runs.load import teacher_expert
+    from canter.tasks.dog.env_cfg import BLIND_HISTORY
+
+    teacher = tmp_path / "teacher"
+    assert main(["train", "dog-rough", "--run-dir", str(teacher), *SMALL, "--max-iterations", "1"]) == 0
+    # the student's env: the teacher's groups (height scan included) and the blind history
+    env = make_env(parse_train_args("dog-rough-blind", ["--num-envs", "4", "--quiet"]))
+    shapes = env.observation_shapes
+    assert shapes["policy"] == make_env(parse_train_args("dog-rough", ["--num-envs", "4", "--quiet"])).observation_shapes["policy"]
+    assert shapes["proprio"] == ((3 + 3 + 3 + 12 + 12 + 12) * BLIND_HISTORY,)  # no height scan, no linear velocity
+    obs, _ = env.reset()
+    # the teacher labels from its own groups: its action on the "policy" group, whatever "proprio" holds
+    expert = teacher_expert(teacher, "dog-rough-blind", env)
+    labels = expert(obs)
+    assert torch.equal(labels, expert({**obs, "proprio": torch.zeros_like(obs["proprio"])}))
+    assert not torch.equal(labels, expert({**obs, "policy": torch.zeros_like(obs["policy"])}))
+    student = tmp_path / "student"
+    assert main(["train", "dog-rough-blind", "--run-dir", str(student), *SMALL, "--max-iterations", "2",
+                 "--teacher", str(teacher), "--agent.algo.dagger.dataset-size", "512"]) == 0
+    payload = load(student / "checkpoint.pt")
+    assert payload["algorithm"]["algo"] == "dagger" and payload["algorithm"]["dagger_iteration"] == 2
+    first = next(v for k, v in payload["algorithm"]["policy"].items() if k.startswith("actor.") and k.endswith("weight"))
+    assert first.shape[1] == shapes["proprio"][0]  # the student's MLP reads the history alone
+    capsys.readouterr()
+    assert main(["eval", str(student), "--episodes", "2", "--num-envs", "2", "--json"]) == 0
+    assert "walked_out_mean" in capsys.readouterr().out
+    line = _one_error_line(_canter("train", "dog-rough-blind", "--run-dir", str(tmp_path / "a"), *SMALL))
+    assert "task 'dog-rough-blind' learns from a trained 'dog-rough' run: name it with --teacher RUN_DIR" in line
+    cartpole = tmp_path / "cartpole"
+    assert main(["train", "cartpole", "--run-dir", str(cartpole), *SMALL, "--max-iterations", "1"]) == 0
+    with pytest.raises(CanterError, match="is a 'cartpole' run; this run is 'dog-rough-blind' \\(its teacher: a 'dog-rough-blind' or 'dog-rough' run\\)"):
+        main(["train", "dog-rough-blind", "--run-dir", str(tmp_path / "b"), *SMALL, "--teacher", str(cartpole)])
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

@@ -28,6 +28,8 @@ class TaskSpec:
         policy, policy(env) -> (num_envs, num_actions) actions for the env's current state (DAgger).
     kind: "mujoco" (a manager-based env on MuJoCo: env_cfg returns an EnvCfg) or "atari" (an Atari
         game: env_cfg returns a canter.envs.atari.AtariEnvCfg).
+    teacher_task: a student task distilled from another task's trained policy: the task whose runs
+        `--teacher RUN` may name (its env carries that task's observation groups for the teacher).
     """
 
     name: str
@@ -40,6 +42,7 @@ class TaskSpec:
     episode_metrics: Callable[[Any], dict[str, Any]] | None = None
     expert: Callable[[Any], Callable[[Any], Any]] | None = None
     kind: TaskKind = "mujoco"
+    teacher_task: str | None = None
 
 
 class Registry:

@@ -43,10 +43,13 @@ def teacher_expert(run_dir: str | Path, task: str, env: Any) -> Any:
     from canter.rl.checkpoint import check_compatible, load_checkpoint
     from canter.rl.dagger import policy_expert
     from canter.rl.factory import make_policy
+    from canter.tasks import REGISTRY
 
     command = read_command(run_dir)
-    if command.task != task:
-        raise CanterError(f"--teacher {run_dir} is a {command.task!r} run; this run is {task!r}")
+    teacher_task = REGISTRY.get(task).teacher_task
+    if command.task not in (task, teacher_task):
+        wanted = f"{task!r}" + (f" or {teacher_task!r}" if teacher_task else "")
+        raise CanterError(f"--teacher {run_dir} is a {command.task!r} run; this run is {task!r} (its teacher: a {wanted} run)")
     policy_cfg = command.train_args().agent.policy
     shapes = env.observation_shapes
     groups = dict.fromkeys((*policy_cfg.actor_obs_groups, *policy_cfg.critic_obs_groups))

@@ -10,8 +10,13 @@ from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.atari import atari_agent_cfg, breakout_env_cfg, pong_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
-from canter.tasks.dog.agent_cfg import dog_agent_cfg
-from canter.tasks.dog.env_cfg import dog_flat_dr_env_cfg, dog_flat_env_cfg, dog_rough_env_cfg
+from canter.tasks.dog.agent_cfg import dog_agent_cfg, dog_rough_blind_agent_cfg
+from canter.tasks.dog.env_cfg import (
+    dog_flat_dr_env_cfg,
+    dog_flat_env_cfg,
+    dog_rough_blind_env_cfg,
+    dog_rough_env_cfg,
+)
 from canter.tasks.grasp.agent_cfg import arm_grasp_state_agent_cfg
 from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg
 from canter.tasks.grasp.expert import GraspExpert
@@ -67,6 +72,16 @@ REGISTRY = Registry(
             agent_cfg=dog_agent_cfg,
             metrics=velocity_tracking_errors,
             episode_metrics=terrain_episode_metrics,
+        ),
+        TaskSpec(
+            name="dog-rough-blind",
+            description="dog-rough without a height scan: a student on 0.2 s of proprioception, distilled by DAgger from "
+            "a dog-rough run (--teacher RUN).",
+            env_cfg=dog_rough_blind_env_cfg,
+            agent_cfg=dog_rough_blind_agent_cfg,
+            metrics=velocity_tracking_errors,
+            episode_metrics=terrain_episode_metrics,
+            teacher_task="dog-rough",
         ),
         TaskSpec(
             name="humanoid-flat",

@@ -1,10 +1,27 @@
-"""PPO for the dog's velocity tracking (rsl_rl-style settings, networks sized for a CPU)."""
+"""PPO for the dog's velocity tracking (rsl_rl-style settings, networks sized for a CPU), and the
+distillation of a trained dog-rough teacher into a blind student."""
 
 from __future__ import annotations
 
+from canter.rl.config import AlgoCfg, DaggerCfg
 from canter.rl.runner import RunnerCfg
 from canter.tasks.legged import legged_agent_cfg
 
 
 def dog_agent_cfg() -> RunnerCfg:
     return legged_agent_cfg()
+
+
+def dog_rough_blind_agent_cfg() -> RunnerCfg:
+    """DAgger from a dog-rough teacher run (`--teacher RUN`, required): β_i = 0.8^i, so the teacher
+    drives most steps of the first iterations (the student learns the gait where the teacher walks,
+    on its own terrain levels) and the student all but every step after ~20 iterations (0.8^20 ≈ 1 %),
+    when the teacher labels the states the student's own mistakes lead to. An MLP over the 0.2-s
+    proprioceptive history; each iteration adds 24 x num_envs labelled steps to a dataset of the
+    newest 100k, learnt in 2 passes of 8 minibatches (rsl_rl's distillation makes similar passes)."""
+    cfg = legged_agent_cfg()
+    cfg.policy.actor_obs_groups = ("proprio",)
+    cfg.policy.normalize_obs = True  # ten stacked steps of mixed units: normalized as they come
+    cfg.algo = AlgoCfg(algo="dagger", num_steps_per_env=24, num_learning_epochs=2, num_mini_batches=8, learning_rate=1e-3,
+                       schedule="fixed", max_grad_norm=1.0, dagger=DaggerCfg(beta_initial=1.0, beta_decay=0.8, dataset_size=100_000))
+    return cfg

@@ -3,6 +3,7 @@ yaw-rate velocities. 200 Hz physics, 50 Hz control, joint position targets aroun
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from canter import mdp
@@ -138,3 +139,27 @@ def dog_rough_env_cfg() -> EnvCfg:
     }
     _domain_randomization(cfg)
     return cfg
+
+
+# the blind student's proprioceptive history: 10 control steps (0.2 s at 50 Hz)
+BLIND_HISTORY = 10
+
+
+def dog_rough_blind_env_cfg() -> EnvCfg:
+    """dog-rough for a blind student distilled from a dog-rough teacher (`canter train dog-rough-blind
+    --teacher RUN`): the same terrain, curriculum, commands and randomization, and the teacher's own
+    groups ("policy" with the height scan, "critic"), so that the teacher can label every state; the
+    student reads "proprio" alone: the last BLIND_HISTORY steps of what a real robot measures
+    (angular velocity, gravity, joint positions and velocities, its actions) and the command. No
+    height scan, no base linear velocity (a state estimate, not a measurement): the terrain and the
+    body's speed are for the student to infer from how its legs have moved."""
+    cfg = dog_rough_env_cfg()
+    policy = cfg.observations["policy"].terms
+    cfg.observations["proprio"] = ObsGroupCfg(
+        terms={
+            name: dataclasses.replace(policy[name], history_length=BLIND_HISTORY)
+            for name in ("base_ang_vel", "projected_gravity", "velocity_commands", "joint_pos", "joint_vel", "actions")
+        }
+    )
+    return cfg
+
