@@ -239,9 +239,9 @@ def task_expert(task: str, args: TrainArgs, env: Any) -> Any:
 
         return teacher_expert(args.teacher, task, env)
     spec = REGISTRY.get(task)
-    if spec.teacher_task is not None and spec.expert is None:
-        raise ConfigError(f"task {task!r} learns from a trained {spec.teacher_task!r} run: name it with --teacher RUN_DIR")
     if spec.expert is None:
+        if spec.teacher_task is not None:
+            raise ConfigError(f"task {task!r} learns from a trained {spec.teacher_task!r} run: name it with --teacher RUN_DIR")
         raise ConfigError(f"algo dagger: task {task!r} has no scripted expert; name a trained run with --teacher RUN_DIR")
     return EnvExpert(spec.expert(env), env)
 

@@ -60,7 +60,7 @@ class Terrain:
             0, top + 1, (num_envs,), generator=generator, device=self.device, dtype=torch.long
         )
         self.env_origins = self.origins_grid[self.terrain_levels, self.terrain_types].clone()
-        self.pinned = False  # set by `pin`: levels no longer move
+        self.pinned = False  # set by `pin` / `pin_grid`: levels no longer move
         # per env: the distance from its origin at its last episode's end (the curriculum term writes it)
         self.last_distance = torch.zeros(num_envs, device=self.device)
 
@@ -165,7 +165,7 @@ class Terrain:
         """Game-style curriculum for the selection `env_ids` (indices or a mask, canter.core.selection;
         move_up/move_down have one row per selected row): level += move_up - move_down, clamped at 0;
         an env moved past the top row goes to a row drawn uniformly from `generator`. Origins follow.
-        A pinned terrain (see `pin`) keeps every level."""
+        A pinned terrain (see `pin`, `pin_grid`) keeps every level."""
         if self.pinned:
             return
         levels = selection.take(self.terrain_levels, env_ids) + move_up.long() - move_down.long()
