@@ -182,6 +182,10 @@ def run_training(the_plan: Plan) -> int:
             console.print(f"resumed at iteration {runner.iteration} ({runner.wall_time_s:.1f} s trained)")
         elif resume:
             console.print(f"{run_dir} has no {CHECKPOINT_FILE}: training it from iteration 0")
+        if args.init_from is not None and not resume_from:
+            from canter.runs.init_from import init_policy
+
+            console.print(init_policy(runner, args.init_from))
         if info.is_main:
             if not resume:
                 make_run_dir(run_dir)

@@ -38,6 +38,7 @@ class TrainFlags:
     algo: Literal["ppo", "a2c", "dagger", "ga3c"] | None = None  # default: the task's agent config
     model: str | None = None  # a different MJCF for the task's robot
     teacher: str | None = None  # dagger: imitate this trained run's policy instead of the task's scripted expert
+    init_from: str | None = None  # start from this trained run's policy (its inputs may be a prefix of this task's)
     photos: str | None = None  # tasks with photo backgrounds: "train" (default), "unseen" or a folder of your photos
     quiet: bool = False  # no start-up tables
 
@@ -59,6 +60,7 @@ class TrainArgs:
     quiet: bool = False
     dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
     teacher: str | None = None  # dagger: a trained run whose policy labels the states (else the task's expert)
+    init_from: str | None = None  # a trained run (or checkpoint file) whose policy the new one starts from
     env: EnvCfg | AtariEnvCfg  # a MuJoCo task's, or an Atari game's (canter.envs.atari)
     agent: RunnerCfg
 
@@ -161,6 +163,8 @@ def apply_flags(args: TrainArgs, flags: TrainFlags) -> None:
         args.agent.algo.algo = flags.algo
     if flags.teacher is not None:
         args.teacher = flags.teacher
+    if flags.init_from is not None:
+        args.init_from = flags.init_from
     from canter.envs.env_cfg import EnvCfg
 
     if isinstance(args.env, EnvCfg):
@@ -199,6 +203,12 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
     if num_envs % world_size:
         raise ConfigError(f"num_envs: {num_envs} envs cannot be split evenly over {world_size} processes")
     algo = args.agent.algo
+    if args.init_from is not None:
+        from canter.runs.init_from import checkpoint_path
+
+        if algo.algo == "ga3c":
+            raise ConfigError("--init-from: not with algo ga3c (its runner starts from scratch)")
+        checkpoint_path(args.init_from)  # a missing checkpoint fails here, before anything is built
     if algo.algo == "ga3c":
         from canter.runs.ga3c import check_ga3c_args
 

@@ -1,0 +1,122 @@
+"""`canter train TASK --init-from RUN`: a new run that starts from another run's policy (fine-tuning,
+or a curriculum of tasks: walk on flat ground, then learn stairs).
+
+The source's actor, critic, action noise and observation normalizers are copied. Where this task's
+policy reads a wider observation group than the source's (the stairs task's height scan appended to
+the flat task's terms), the source's terms must be the first terms of the new group, with the same
+functions, parameters, scale, clip and history; their columns keep the source's weights and the new
+columns start at zero weight (normalized as identity), so the new policy acts exactly as the source
+on the source's observations until it learns to use the new ones. The optimizer and the iteration
+count start afresh.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from canter.core.errors import CanterError
+from canter.runs.rundir import CHECKPOINT_FILE, read_command
+
+# the first linear layer of each MLP (canter.rl.modules.build_mlp): the one that reads the observations
+FIRST_LAYERS = {"actor": "actor.0.weight", "critic": "critic.0.weight"}
+
+
+def checkpoint_path(source: str | Path) -> tuple[Path, Path]:
+    """(checkpoint file, run directory) of `source`: a run directory or a checkpoint file in one;
+    CanterError (one line) when there is none."""
+    source = Path(source)
+    path = source / CHECKPOINT_FILE if source.is_dir() else source
+    if not path.is_file():
+        raise CanterError(f"--init-from: no checkpoint at {path}")
+    return path, path.parent
+
+
+def init_policy(runner: Any, source: str | Path) -> str:
+    """Load the policy of `source` into `runner`'s freshly built policy (see the module doc);
+    returns a one-line summary. CanterError (one line) when the policies cannot be mapped."""
+    from canter.rl.checkpoint import load_checkpoint
+
+    path, run_dir = checkpoint_path(source)
+    policy = runner.algorithm.policy
+    payload = load_checkpoint(path, map_location=runner.env.device)
+    theirs: dict[str, torch.Tensor] = payload["algorithm"]["policy"]
+    ours = policy.state_dict()
+    if set(theirs) != set(ours):
+        missing = sorted(set(ours) ^ set(theirs))[0]
+        raise CanterError(f"--init-from {source}: another kind of policy ({missing} is in one and not the other; "
+                          "the networks must have the same layers)")
+    wider = {key for key in ours if theirs[key].shape != ours[key].shape}
+    if not wider:
+        policy.load_state_dict(theirs)
+        return f"initialized from {path}: every parameter copied"
+    if policy.image_groups or policy.is_recurrent:
+        raise CanterError(f"--init-from {source}: a policy with images or memory starts only from one of the same shape "
+                          f"({sorted(wider)[0]} is {tuple(theirs[sorted(wider)[0]].shape)} there, "
+                          f"{tuple(ours[sorted(wider)[0]].shape)} here)")
+    source_dims = {group: int(shape[0]) for group, shape in (payload.get("meta") or {}).get("observation_shapes", {}).items()}
+    columns = {group: _prefix_columns(runner.env, run_dir, group, source_dims.get(group), source)
+               for group in policy.observation_shapes}
+    state = {}
+    for key, value in ours.items():
+        if key not in wider:
+            state[key] = theirs[key]
+        elif key.startswith("normalizers.") and key.rsplit(".", 1)[-1] in ("mean", "var"):
+            group = key.split(".")[1]
+            state[key] = value.clone()  # the new columns: mean 0, var 1 (identity until updated)
+            state[key][: columns[group]] = theirs[key]
+        elif key in FIRST_LAYERS.values():
+            role = key.split(".")[0]
+            groups = policy.actor_obs_groups if role == "actor" else policy.critic_obs_groups
+            state[key] = _widen_first_layer(theirs[key], value, groups, policy.observation_shapes, columns, source_dims)
+        else:
+            raise CanterError(f"--init-from {source}: {key} is {tuple(theirs[key].shape)} there and "
+                              f"{tuple(value.shape)} here (only the observation inputs may grow)")
+    policy.load_state_dict(state)
+    grown = ", ".join(f"{g} {source_dims[g]} -> {policy.observation_shapes[g][0]}" for g in policy.observation_shapes
+                      if source_dims.get(g) != policy.observation_shapes[g][0])
+    return f"initialized from {path}: inputs grown ({grown}), the new columns at zero weight"
+
+
+def _prefix_columns(env: Any, run_dir: Path, group: str, source_dim: int | None, source: str | Path) -> int:
+    """How many leading columns of `group` the source policy read: its whole width, after checking
+    that the source's terms of `group` are this env's first terms, configured alike."""
+    manager = getattr(env, "observation_manager", None)
+    if source_dim is None or manager is None or group not in manager.groups:
+        raise CanterError(f"--init-from {source}: cannot tell how observation group {group!r} maps (the checkpoint "
+                          "does not record its width, or this env is not a manager-based one)")
+    terms = manager.groups[group]
+    source_env = read_command(run_dir).train_args().env
+    source_terms = getattr(source_env, "observations", {}).get(group)
+    if source_terms is None:
+        raise CanterError(f"--init-from {source}: its task has no observation group {group!r}")
+    names = list(source_terms.terms)
+    if [t.name for t in terms[: len(names)]] != names:
+        raise CanterError(f"--init-from {source}: group {group!r} reads {', '.join(names)} there; here it does not "
+                          f"start with them ({', '.join(t.name for t in terms)})")
+    for term, name in zip(terms, names, strict=False):
+        theirs = source_terms.terms[name]
+        for field in ("func", "params", "scale", "clip", "history_length"):
+            if getattr(theirs, field) != getattr(term.cfg, field):
+                raise CanterError(f"--init-from {source}: observation {group}/{name} differs in {field}")
+    width = sum(t.dim * max(1, t.cfg.history_length) for t in terms[: len(names)])
+    if width != source_dim:
+        raise CanterError(f"--init-from {source}: group {group!r} is {source_dim} wide there, its terms {width} here")
+    return width
+
+
+def _widen_first_layer(theirs: torch.Tensor, ours: torch.Tensor, groups: tuple[str, ...],
+                       shapes: dict[str, tuple[int, ...]], columns: dict[str, int], source_dims: dict[str, int]) -> torch.Tensor:
+    """Our first layer's weight (out, Σ our widths): each group's leading columns from the source's
+    (out, Σ source widths), group by group in reading order; every other column zero."""
+    if theirs.shape[0] != ours.shape[0]:
+        raise CanterError(f"--init-from: the first layer has {theirs.shape[0]} units there and {ours.shape[0]} here")
+    weight = torch.zeros_like(ours)
+    start_theirs = start_ours = 0
+    for group in groups:
+        weight[:, start_ours : start_ours + columns[group]] = theirs[:, start_theirs : start_theirs + columns[group]]
+        start_theirs += source_dims[group]
+        start_ours += shapes[group][0]
+    return weight

@@ -1,0 +1,66 @@
+"""`canter train TASK --init-from RUN`: a new run starts from another run's policy. Where this task's
+observation groups extend the source's (dog-rough = dog-flat's terms + a height scan), the source's
+columns keep their weights and the new ones start at zero, so the new policy acts and values exactly
+as the source on the source's observations; one-line errors for what cannot be mapped."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from canter.cli.main import main
+from canter.core.errors import CanterError
+from canter.rl.runner import OnPolicyRunner
+from canter.runs.args import cpu_physics, make_env, parse_train_args
+from canter.runs.init_from import init_policy
+from canter.runs.load import load_run
+
+from ..cli.test_train import SMALL, _canter, _one_error_line
+
+
+def _runner(task: str, run_dir, num_envs: int = 4) -> OnPolicyRunner:
+    args = parse_train_args(task, ["--num-envs", str(num_envs), "--quiet"])
+    return OnPolicyRunner(make_env(args), args.agent, run_dir, seed=1, task=task, cpu_physics=cpu_physics(args))
+
+
+def test_rough_starts_from_flat_and_acts_as_flat_on_flat_inputs(tmp_path, capsys):
+    flat = tmp_path / "flat"
+    assert main(["train", "dog-flat", "--run-dir", str(flat), *SMALL, "--max-iterations", "2"]) == 0
+    _, _, source = load_run(flat, num_envs=4)
+    rough = _runner("dog-rough", tmp_path / "rough")
+    line = init_policy(rough, flat)
+    assert line.startswith(f"initialized from {flat / 'checkpoint.pt'}: inputs grown (policy 48 -> 235, critic ")
+    ours, theirs = rough.algorithm.policy, source.algorithm.policy
+    weight = ours.state_dict()["actor.0.weight"]
+    assert torch.equal(weight[:, :48], theirs.state_dict()["actor.0.weight"]) and not weight[:, 48:].any()
+    assert torch.equal(ours.state_dict()["std"], theirs.state_dict()["std"])
+    for key, value in theirs.state_dict().items():
+        if not key.endswith("0.weight"):
+            assert torch.equal(ours.state_dict()[key], value), key
+    obs, _ = rough.env.reset()
+    scan_free = {"policy": obs["policy"][:, :48], "critic": obs["critic"][:, : theirs.observation_shapes["critic"][0]]}
+    with torch.no_grad():
+        torch.testing.assert_close(ours.act_inference(obs), theirs.act_inference(scan_free), rtol=0, atol=1e-6)
+        torch.testing.assert_close(ours.evaluate(obs), theirs.evaluate(scan_free), rtol=0, atol=1e-5)
+    # a run from the command line: it says so, and trains on
+    capsys.readouterr()
+    assert main(["train", "dog-rough", "--run-dir", str(tmp_path / "cli"), *SMALL, "--max-iterations", "1",
+                 "--init-from", str(flat)]) == 0
+    assert "inputs grown (policy 48 -> 235" in capsys.readouterr().out
+    # the same task: every parameter copied
+    same = _runner("dog-flat", tmp_path / "same")
+    assert init_policy(same, flat / "checkpoint.pt").endswith("every parameter copied")
+    assert torch.equal(same.algorithm.policy.state_dict()["actor.0.weight"], theirs.state_dict()["actor.0.weight"])
+
+
+def test_what_cannot_be_mapped_is_one_line(tmp_path):
+    cartpole = tmp_path / "cartpole"
+    assert main(["train", "cartpole", "--run-dir", str(cartpole), *SMALL, "--max-iterations", "1"]) == 0
+    with pytest.raises(CanterError, match=r"--init-from .*cartpole"):
+        init_policy(_runner("dog-flat", tmp_path / "a"), cartpole)
+    line = _one_error_line(_canter("train", "dog-flat", "--run-dir", str(tmp_path / "b"), *SMALL,
+                                   "--init-from", str(tmp_path / "nothing")))
+    assert f"--init-from: no checkpoint at {tmp_path / 'nothing'}" in line
+    with pytest.raises(CanterError, match="--init-from: not with algo ga3c"):
+        main(["train", "cartpole", "--run-dir", str(tmp_path / "c"), *SMALL, "--algo", "ga3c", "--init-from", str(cartpole)])
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
