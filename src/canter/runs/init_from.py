@@ -21,7 +21,7 @@ from canter.core.errors import CanterError
 from canter.runs.rundir import CHECKPOINT_FILE, read_command
 
 # the first linear layer of each MLP (canter.rl.modules.build_mlp): the one that reads the observations
-FIRST_LAYERS = {"actor": "actor.0.weight", "critic": "critic.0.weight"}
+FIRST_LAYERS = ("actor.0.weight", "critic.0.weight")
 
 
 def checkpoint_path(source: str | Path) -> tuple[Path, Path]:
@@ -53,11 +53,12 @@ def init_policy(runner: Any, source: str | Path) -> str:
         policy.load_state_dict(theirs)
         return f"initialized from {path}: every parameter copied"
     if policy.image_groups or policy.is_recurrent:
+        first = sorted(wider)[0]
         raise CanterError(f"--init-from {source}: a policy with images or memory starts only from one of the same shape "
-                          f"({sorted(wider)[0]} is {tuple(theirs[sorted(wider)[0]].shape)} there, "
-                          f"{tuple(ours[sorted(wider)[0]].shape)} here)")
+                          f"({first} is {tuple(theirs[first].shape)} there, {tuple(ours[first].shape)} here)")
     source_dims = {group: int(shape[0]) for group, shape in (payload.get("meta") or {}).get("observation_shapes", {}).items()}
-    columns = {group: _prefix_columns(runner.env, run_dir, group, source_dims.get(group), source)
+    source_groups = getattr(read_command(run_dir).train_args().env, "observations", {})  # parsed once, for every group
+    columns = {group: _prefix_columns(runner.env, source_groups, group, source_dims.get(group), source)
                for group in policy.observation_shapes}
     state = {}
     for key, value in ours.items():
@@ -67,7 +68,7 @@ def init_policy(runner: Any, source: str | Path) -> str:
             group = key.split(".")[1]
             state[key] = value.clone()  # the new columns: mean 0, var 1 (identity until updated)
             state[key][: columns[group]] = theirs[key]
-        elif key in FIRST_LAYERS.values():
+        elif key in FIRST_LAYERS:
             role = key.split(".")[0]
             groups = policy.actor_obs_groups if role == "actor" else policy.critic_obs_groups
             state[key] = _widen_first_layer(theirs[key], value, groups, policy.observation_shapes, columns, source_dims)
@@ -80,7 +81,7 @@ def init_policy(runner: Any, source: str | Path) -> str:
     return f"initialized from {path}: inputs grown ({grown}), the new columns at zero weight"
 
 
-def _prefix_columns(env: Any, run_dir: Path, group: str, source_dim: int | None, source: str | Path) -> int:
+def _prefix_columns(env: Any, source_groups: dict[str, Any], group: str, source_dim: int | None, source: str | Path) -> int:
     """How many leading columns of `group` the source policy read: its whole width, after checking
     that the source's terms of `group` are this env's first terms, configured alike."""
     manager = getattr(env, "observation_manager", None)
@@ -88,8 +89,7 @@ def _prefix_columns(env: Any, run_dir: Path, group: str, source_dim: int | None,
         raise CanterError(f"--init-from {source}: cannot tell how observation group {group!r} maps (the checkpoint "
                           "does not record its width, or this env is not a manager-based one)")
     terms = manager.groups[group]
-    source_env = read_command(run_dir).train_args().env
-    source_terms = getattr(source_env, "observations", {}).get(group)
+    source_terms = source_groups.get(group)
     if source_terms is None:
         raise CanterError(f"--init-from {source}: its task has no observation group {group!r}")
     names = list(source_terms.terms)
