@@ -30,6 +30,9 @@ class EnvCfg(Validated):
     only_positive_rewards: clip each step's summed reward at zero (legged_gym's option): with many
         penalty terms, a young policy whose penalties outweigh its positive terms otherwise learns
         to end its episodes early; the per-term episode sums still log the unclipped terms.
+    clip_actions: bound of the policy's raw actions, ±clip_actions (legged_gym's clip_actions): what
+        the actuators receive and what rewards and observations see (the action-rate penalty of a
+        policy fed a runaway env's observations stays bounded). None: unbounded.
     """
 
     model_path: str
@@ -45,6 +48,7 @@ class EnvCfg(Validated):
     observations: dict[str, ObsGroupCfg] = field(default_factory=dict)
     rewards: dict[str, RewardTermCfg] = field(default_factory=dict)
     only_positive_rewards: bool = False
+    clip_actions: float | None = None
     terminations: dict[str, TerminationTermCfg] = field(default_factory=dict)
     events: dict[str, EventTermCfg] = field(default_factory=dict)
     commands: dict[str, CommandTermCfg] = field(default_factory=dict)
@@ -65,3 +69,5 @@ class EnvCfg(Validated):
         require_at_least(self, "num_envs", 1, integer=True)
         require_at_least(self, "decimation", 1, integer=True)
         require_positive(self, "episode_length_s")
+        if self.clip_actions is not None:
+            require_positive(self, "clip_actions")

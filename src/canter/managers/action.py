@@ -94,6 +94,7 @@ class ActionManager(TermManager):
         self.action = torch.zeros(env.num_envs, self.action_dim, device=env.device)
         self.prev_action = torch.zeros_like(self.action)
         self.nonfinite_actions = torch.zeros((), dtype=torch.int64, device=env.device)
+        self.clip = env.cfg.clip_actions
         self.max_delay = max(t.cfg.max_delay_steps for t in self.terms)
         self.delay = torch.zeros(env.num_envs, dtype=torch.long, device=env.device)
         # ring buffer (max_delay + 1, num_envs, action_dim); slot `_head` holds the newest action
@@ -135,7 +136,8 @@ class ActionManager(TermManager):
         raise ConfigError(f"no action term {name!r} (have: {', '.join(t.name for t in self.terms)})")
 
     def process_action(self, actions: torch.Tensor) -> None:
-        """Store the new action; non-finite entries (a diverged policy) become 0 and are counted."""
+        """Store the new action; non-finite entries (a diverged policy) become 0 and are counted, and
+        the rest are clamped to ±`clip_actions` when the env config sets it."""
         if actions.shape != self.action.shape:
             raise ConfigError(
                 f"actions: expected shape {tuple(self.action.shape)}, got {tuple(actions.shape)}"
@@ -144,6 +146,8 @@ class ActionManager(TermManager):
         self.nonfinite_actions += (~finite).any(dim=1).sum()
         self.prev_action.copy_(self.action)
         self.action.copy_(torch.where(finite, actions, torch.zeros_like(actions)))
+        if self.clip is not None:
+            self.action.clamp_(-self.clip, self.clip)
         self.executed = self.action
         if self.action_bias is not None and self.action_noise_std is not None:
             noise = torch.randn(self.action.shape, generator=self.env.generator, device=self.action.device)

@@ -84,6 +84,10 @@ class ObsTermCfg(TermCfg):
 class ObsGroupCfg:
     terms: dict[str, ObsTermCfg] = field(default_factory=dict)
     enable_corruption: bool = True  # apply the terms' noise (off for privileged critic groups)
+    # bound of every value of a vector group, after its term's noise, clip and scale (legged_gym's
+    # clip_observations): one env whose physics ran away cannot feed the networks numbers in the
+    # millions. None: no bound. Image groups ignore it (their terms' own clip applies).
+    clip: float | None = None
 
 
 class _Term:
@@ -123,6 +127,8 @@ class ObservationManager(TermManager):
         self.group_dtypes: dict[str, torch.dtype] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
         for group_name, group in cfg.items():
+            if group.clip is not None and not group.clip > 0:
+                raise ConfigError(f"observation group {group_name!r}: clip must be > 0 (a bound, ±clip), got {group.clip}")
             terms: list[_Term] = []
             for name, term_cfg in group.terms.items():
                 func, params = build_term(f"observation[{group_name}]", name, term_cfg, env)
@@ -175,6 +181,7 @@ class ObservationManager(TermManager):
         """Each term is written (and cast to float32) straight into its columns of a new output
         tensor, then processed in place there: one copy per term, no concatenation."""
         corrupt = self.cfg[group_name].enable_corruption
+        bound = self.cfg[group_name].clip
         if terms and terms[0].is_image:
             return self._compute_image(terms[0], corrupt)
         out = torch.empty(self.env.num_envs, *self.group_shapes[group_name], device=self.env.device)
@@ -189,6 +196,8 @@ class ObservationManager(TermManager):
                 columns.clamp_(term.cfg.clip[0], term.cfg.clip[1])
             if term.cfg.scale is not None:
                 columns.mul_(term.cfg.scale)
+            if bound is not None:
+                columns.clamp_(-bound, bound)
             if term.history is not None:
                 # newest last; rows that just reset see their first value in every slot
                 rolled = torch.cat((term.history[:, 1:], columns.unsqueeze(1)), dim=1)

@@ -76,6 +76,7 @@ from canter.mdp.rewards import (
 from canter.mdp.terminations import (
     bad_orientation,
     joint_pos_out_of_manual_limit,
+    physics_diverged,
     root_height_below_minimum,
     root_height_out_of_range,
     time_out,
@@ -129,6 +130,7 @@ __all__ = [
     "joint_vel_l2",
     "last_action",
     "lin_vel_z_l2",
+    "physics_diverged",
     "projected_gravity",
     "push_by_setting_velocity",
     "randomization_summary",

@@ -42,3 +42,15 @@ def root_height_out_of_range(env: ManagerBasedRLEnv, low: float, high: float) ->
     """The root left the height band [low, high] metres (Gymnasium's 'unhealthy' ant)."""
     z = env.scene.root_pos_w[:, 2]
     return (z < low) | (z > high)
+
+
+def physics_diverged(env: ManagerBasedRLEnv, max_joint_vel: float, max_root_speed: float) -> torch.Tensor:
+    """The env's physics ran away: a joint faster than `max_joint_vel` (rad/s or m/s), or the root
+    faster than `max_root_speed` m/s, or spinning faster than `max_joint_vel` rad/s. Far above
+    anything a robot reaches (a fall included), so it only fires on a simulation gone wrong (deep
+    penetration of a heightfield, a solver blow-up) and resets that env before its huge velocities
+    reach the observations, the penalties and the value targets of the whole batch."""
+    joints = env.scene.joint_vel.abs().amax(dim=1) > max_joint_vel
+    linear = torch.linalg.vector_norm(env.scene.root_lin_vel_w, dim=1) > max_root_speed
+    angular = torch.linalg.vector_norm(env.scene.root_ang_vel_b, dim=1) > max_joint_vel
+    return joints | linear | angular

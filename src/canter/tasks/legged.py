@@ -8,6 +8,7 @@ from canter.envs.env_cfg import EnvCfg
 from canter.managers.event import EventTermCfg
 from canter.managers.observation import ObsGroupCfg, ObsTermCfg, unoise
 from canter.managers.symmetry import ANGULAR, LINEAR, VELOCITY_COMMAND, mirror_of, mirror_signs
+from canter.managers.termination import TerminationTermCfg
 from canter.mdp.commands import UniformVelocityCommandCfg
 from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.runner import RunnerCfg
@@ -30,6 +31,22 @@ def velocity_policy_obs() -> ObsGroupCfg:
             "joint_vel": ObsTermCfg(func=mdp.joint_vel, noise=unoise(1.5), scale=0.05, mirror=mirror_of("joints")),
             "actions": ObsTermCfg(func=mdp.last_action, mirror=mirror_of("actions")),
         }
+    )
+
+
+def add_runaway_guards(cfg: EnvCfg, max_joint_vel: float = 250.0, max_root_speed: float = 20.0) -> None:
+    """Keeps one env whose simulation runs away from poisoning the batch (legged_gym's clips):
+    every vector observation and the raw actions bounded at +-100, and a `diverged` termination
+    for joint (or root spin) speeds above `max_joint_vel` rad/s or a root above `max_root_speed`
+    m/s. Measured with random actions of std 3 (far wilder than any policy): joints peak at 93
+    rad/s on the humanoid and 64 on the dog, the root at 3.5 m/s, so they fire only on a broken
+    simulation. Without them humanoid-stairs' value loss went to NaN after 107 minutes and the
+    mean return to -1e18 (actions of 1e8 in one env, BENCHMARKS §17)."""
+    cfg.clip_actions = 100.0
+    for group in cfg.observations.values():
+        group.clip = 100.0
+    cfg.terminations["diverged"] = TerminationTermCfg(
+        func=mdp.physics_diverged, params={"max_joint_vel": max_joint_vel, "max_root_speed": max_root_speed}
     )
 
 

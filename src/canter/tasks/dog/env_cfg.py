@@ -26,6 +26,7 @@ from canter.sim.model import asset_path
 from canter.tasks.legged import (
     add_domain_randomization,
     add_height_scan,
+    add_runaway_guards,
     heading_velocity_command,
     velocity_policy_obs,
 )
@@ -51,7 +52,7 @@ def _critic_obs() -> ObsGroupCfg:
 
 
 def dog_flat_env_cfg() -> EnvCfg:
-    return EnvCfg(
+    cfg = EnvCfg(
         model_path=str(asset_path("dog.xml")),
         default_keyframe="home",
         num_envs=1024,
@@ -102,6 +103,8 @@ def dog_flat_env_cfg() -> EnvCfg:
             "bad_orientation": TerminationTermCfg(func=mdp.bad_orientation, params={"limit_angle": 1.0}),
         },
     )
+    add_runaway_guards(cfg)
+    return cfg
 
 
 def _domain_randomization(cfg: EnvCfg) -> None:
@@ -159,7 +162,8 @@ def dog_rough_blind_env_cfg() -> EnvCfg:
         terms={
             name: dataclasses.replace(policy[name], history_length=BLIND_HISTORY)
             for name in ("base_ang_vel", "projected_gravity", "velocity_commands", "joint_pos", "joint_vel", "actions")
-        }
+        },
+        clip=cfg.observations["policy"].clip,
     )
     return cfg
 

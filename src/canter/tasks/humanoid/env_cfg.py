@@ -50,6 +50,7 @@ from canter.sim.model import asset_path
 from canter.tasks.legged import (
     add_domain_randomization,
     add_height_scan,
+    add_runaway_guards,
     heading_velocity_command,
     velocity_policy_obs,
 )
@@ -169,6 +170,7 @@ def humanoid_flat_env_cfg() -> EnvCfg:
     )
     add_gait_clock(cfg)
     add_domain_randomization(cfg, foot_geoms=FEET_GEOMS, base_body="pelvis", mass_range=(-1.0, 3.0), max_delay_steps=1)
+    add_runaway_guards(cfg)
     return cfg
 
 
