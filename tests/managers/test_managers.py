@@ -280,3 +280,39 @@ def test_velocity_command_resample_is_the_plain_sequence_of_draws():
     others[ids] = False
     assert torch.equal(term.vel_command[others], before[others])
     assert 0 < int(standing.sum()) < ids.numel() or 0 < int(heading_env.sum()) < ids.numel()
+
+
+def test_group_clip_bounds_every_value_after_scale_and_history():
+    cfg = _cfg(3)
+
+    def big(env):
+        return torch.tensor([[-1e8, 5.0], [3.0, 1e8], [0.5, -0.5]])
+
+    cfg.observations = {
+        "policy": ObsGroupCfg(terms={"v": ObsTermCfg(func=big, scale=10.0, history_length=2)}, clip=100.0),
+        "raw": ObsGroupCfg(terms={"v": ObsTermCfg(func=big, scale=10.0)}),
+    }
+    env = ManagerBasedRLEnv(cfg)
+    obs, _ = env.reset()
+    expected = torch.tensor([[-100.0, 50.0], [30.0, 100.0], [5.0, -5.0]])
+    torch.testing.assert_close(obs["policy"], expected.repeat(1, 2))  # the history holds bounded values
+    torch.testing.assert_close(obs["raw"], torch.tensor([[-1e9, 50.0], [30.0, 1e9], [5.0, -5.0]]))  # no group clip
+    cfg.observations["policy"].clip = 0.0
+    with pytest.raises(ConfigError, match="clip must be > 0"):
+        ManagerBasedRLEnv(cfg)
+
+
+def test_clip_actions_bounds_what_the_actuators_rewards_and_observations_see():
+    cfg = _cfg(2)
+    cfg.clip_actions = 100.0
+    cfg.rewards = {"rate": RewardTermCfg(func=mdp.action_rate_l2, weight=-1.0)}
+    cfg.observations = {"policy": ObsGroupCfg(terms={"a": ObsTermCfg(func=mdp.last_action)})}
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    obs, reward, *_ = env.step(torch.tensor([[1e8], [-3.0]]))
+    torch.testing.assert_close(env.action_manager.action, torch.tensor([[100.0], [-3.0]]))
+    torch.testing.assert_close(obs["policy"], torch.tensor([[100.0], [-3.0]]))
+    torch.testing.assert_close(reward, -torch.tensor([100.0**2, 3.0**2]) * env.step_dt)
+    cfg.clip_actions = -1.0
+    with pytest.raises(ConfigError, match="clip_actions"):
+        ManagerBasedRLEnv(cfg)

@@ -196,6 +196,26 @@ def test_a_fall_terminates_and_pays_the_termination_penalty():
     assert reward[1].item() < -200.0 * env.step_dt + 0.1
 
 
+def test_runaway_physics_terminates_only_that_env_and_observations_and_actions_stay_bounded():
+    env = _env(num_envs=4)
+    env.reset()
+    cfg = env.cfg
+    assert cfg.clip_actions == 100.0 and all(group.clip == 100.0 for group in cfg.observations.values())
+    term, params = env.termination_manager._terms[env.termination_manager.names.index("diverged")]
+    # env 1: a joint at 300 rad/s (the guard: 250); env 2: the root flying at 25 m/s (guard: 20);
+    # env 3: a fast but physical joint, 90 rad/s (random actions of std 3 reach 93)
+    dof = int(env.scene.joint_dof_adr[3])
+    env.sim.qvel[1, dof] = 300.0
+    env.sim.qvel[2, 0] = 25.0
+    env.sim.qvel[3, dof] = 90.0
+    env.scene.invalidate()
+    assert term(env, **params).tolist() == [False, True, True, False]
+    obs, _, terminated, _, _ = env.step(torch.full((4, env.num_actions), 1e8))
+    assert terminated[1] and terminated[2]
+    assert env.action_manager.action.abs().max().item() == 100.0
+    assert all(value.abs().max().item() <= 100.0 for value in obs.values())
+
+
 def test_stairs_terrain_scan_fall_test_and_top_third_report():
     env = _env("humanoid-stairs", num_envs=8)
     obs, _ = env.reset()

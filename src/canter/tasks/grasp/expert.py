@@ -1,17 +1,23 @@
-"""The scripted grasping expert (seed 002's FSM expert): full state access, a batched finite-state
-machine in torch, one phase per env, no Python loop over envs.
+"""The scripted grasping expert (seed 002's expert): full state access, batched in torch, no
+Python loop over envs, and **a feedback law of the state it is shown**: each step's phase is a
+function of the current state alone (tcp, sphere, pad forces, finger opening), never of a memory.
 
     APPROACH -> DESCEND -> CLOSE -> LIFT -> HOLD
-    approach: gripper open, tcp to `hover_height` above the sphere (straight up first when low);
-    descend: down to the sphere's centre + `grasp_offset`, following the sphere in x, y;
-    close: close the gripper in place for `close_s`; lift: raise the tcp to `lift_height` above the
-    table; hold: stay there (the env's success term ends the episode after 1 s).
-    Recovery: the sphere rolled away while descending, the pads found nothing within
-    `close_timeout_s`, or the sphere left the gripper while lifting: back to APPROACH.
+    held (both pads press, the sphere at the tcp): LIFT the tcp to `lift_height` above the table
+        (HOLD once there; the env's success term ends the episode after 1 s);
+    fingers shut on nothing: APPROACH (reopen, rise to hover, try again);
+    at the grasp pose (aligned over the sphere, tcp at its centre + `grasp_offset`): CLOSE;
+    fingers open and aligned (or a little off, already below the hover height): DESCEND, following
+        the sphere in x, y;
+    otherwise APPROACH: gripper open, tcp to `hover_height` above the sphere (straight up first
+        when low and away from it, so the fingers clear it).
 
-Every transition reads the current state, so the expert also labels states a student visited
-(DAgger). An env whose episode just started (episode_length_buf == 0) restarts at APPROACH.
-Actions are in the task's action space (canter.tasks.grasp.action): tcp deltas, yaw 0, gripper.
+Why no memory: DAgger asks the expert to label the states a student visits. A finite-state machine
+(the first version: phase timers, transitions only from the phase it was in) labels a frame from a
+phase the frame does not show (fingers shut on nothing but "lifting"; the tcp beside the sphere but
+"closing"), and its student, trained on those labels, timed out once it drove (BENCHMARKS §12).
+The expert keeps no per-env state, so any state a student reaches gets the label the state calls
+for. Actions are in the task's action space (canter.tasks.grasp.action): tcp deltas, yaw 0, gripper.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ PHASE_NAMES = ("approach", "descend", "close", "lift", "hold")
 
 @dataclass(kw_only=True)
 class GraspExpertCfg:
-    """Heights and tolerances in m, times in s."""
+    """Heights, tolerances and finger openings in m, forces in N."""
 
     hover_height: float = 0.08  # tcp above the sphere's centre before descending
     grasp_offset: float = 0.005  # tcp above the sphere's centre when closing
@@ -42,20 +48,23 @@ class GraspExpertCfg:
     lift_height: float = 0.25  # tcp height above the table when lifted
     xy_tolerance: float = 0.006
     z_tolerance: float = 0.01
-    lost_xy: float = 0.02  # sphere this far (x, y) from the tcp while descending: re-approach
-    lost_distance: float = 0.03  # sphere this far from the tcp while lifting: re-approach
+    lost_xy: float = 0.02  # below the hover height, descend while the sphere is this close in x, y
+    lost_distance: float = 0.03  # the sphere counts as held only this close to the tcp
     force: float = 1.0  # N on each pad that counts as contact
-    close_s: float = 0.3
-    close_timeout_s: float = 1.0
+    # finger opening (mean finger joint position): 0.04 open, 0.0192 around the 2-cm sphere
+    open_opening: float = 0.035  # at least this: open, may descend over the sphere
+    empty_opening: float = 0.012  # below this with no pad pressing: shut on nothing
 
 
 @dataclass
 class GraspState:
-    """What the expert reads, world frame: tcp (N, 3), sphere (N, 3) m, pad forces (N, 2) N."""
+    """What the expert reads, world frame: tcp (N, 3), sphere (N, 3) m, pad forces (N, 2) N,
+    finger opening (N,) m (the mean of the two finger joints)."""
 
     tcp: torch.Tensor
     sphere: torch.Tensor
     forces: torch.Tensor
+    opening: torch.Tensor
 
 
 def _targets_z(state: GraspState, cfg: GraspExpertCfg) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -66,33 +75,29 @@ def _targets_z(state: GraspState, cfg: GraspExpertCfg) -> tuple[torch.Tensor, to
     return hover, grasp_z, torch.full_like(hover, grasp.TABLE_TOP + cfg.lift_height)
 
 
-def next_phase(
-    phase: torch.Tensor, phase_time: torch.Tensor, state: GraspState, cfg: GraspExpertCfg
-) -> torch.Tensor:
-    """(N,) long: the phase after one transition check. phase_time: (N,) s spent in `phase`."""
+def phase_of(state: GraspState, cfg: GraspExpertCfg) -> torch.Tensor:
+    """(N,) long: the phase the state calls for (see the module doc; the first rule that holds)."""
     hover, grasp_z, lift_z = _targets_z(state, cfg)
     xy_error = (state.sphere[:, :2] - state.tcp[:, :2]).norm(dim=1)
     z = state.tcp[:, 2]
     pressed = (state.forces > cfg.force).all(dim=1)
     held = pressed & ((state.sphere - state.tcp).norm(dim=1) < cfg.lost_distance)
+    shut_empty = (state.opening < cfg.empty_opening) & ~pressed
+    opened = state.opening >= cfg.open_opening
     aligned = xy_error < cfg.xy_tolerance
-    rules = (  # (from, condition, to), checked in order; the first that holds applies
-        (APPROACH, aligned & ((z - hover).abs() < cfg.z_tolerance), DESCEND),
-        (DESCEND, xy_error > cfg.lost_xy, APPROACH),
-        (DESCEND, aligned & (z - grasp_z < 0.5 * cfg.z_tolerance), CLOSE),
-        (CLOSE, (phase_time >= cfg.close_s) & pressed, LIFT),
-        (CLOSE, phase_time >= cfg.close_timeout_s, APPROACH),
-        (LIFT, ~held, APPROACH),
-        (LIFT, z >= lift_z - cfg.z_tolerance, HOLD),
-        (HOLD, ~held, APPROACH),
+    at_grasp = aligned & (z - grasp_z < 0.5 * cfg.z_tolerance)
+    descend = opened & ((aligned & (z < hover + cfg.z_tolerance)) | ((xy_error < cfg.lost_xy) & (z < hover - cfg.z_tolerance)))
+    rules = (  # (condition, phase), checked in order; the first that holds applies
+        (held & (z >= lift_z - cfg.z_tolerance), HOLD),
+        (held, LIFT),
+        (shut_empty, APPROACH),
+        (at_grasp, CLOSE),
+        (descend, DESCEND),
     )
-    result = phase.clone()
-    decided = torch.zeros_like(phase, dtype=torch.bool)
-    for source, condition, target in rules:
-        fire = (phase == source) & condition & ~decided
-        result = torch.where(fire, torch.full_like(phase, target), result)
-        decided |= fire
-    return result
+    phase = torch.full_like(z, APPROACH, dtype=torch.long)
+    for condition, value in reversed(rules):
+        phase = torch.where(condition, torch.full_like(phase, value), phase)
+    return phase
 
 
 def expert_action(phase: torch.Tensor, state: GraspState, cfg: GraspExpertCfg, position_scale: float) -> torch.Tensor:
@@ -114,8 +119,8 @@ def expert_action(phase: torch.Tensor, state: GraspState, cfg: GraspExpertCfg, p
 
 
 class GraspExpert:
-    """`expert(env) -> (num_envs, 5)` float32 actions for the env's current state; keeps each env's
-    phase and time in phase. Build it once per env: GraspExpert(env)."""
+    """`expert(env) -> (num_envs, 5)` float32 actions for the env's current state. Stateless: the
+    last phase each env was given is kept in `phase` for logging and tests only."""
 
     def __init__(self, env: ManagerBasedRLEnv, cfg: GraspExpertCfg | None = None, action_term: str = "ee_delta"):
         self.cfg = cfg or GraspExpertCfg()
@@ -123,35 +128,22 @@ class GraspExpert:
         self.sphere = grasp.SPHERE.resolve(scene)
         self.site = grasp.TCP.resolve(scene)
         self.touch = grasp.FINGER_TOUCH.resolve(scene)
+        self.fingers = grasp.FINGER_JOINTS.resolve(scene)
         self.position_scale = float(env.action_manager.term(action_term).cfg.position_scale)  # type: ignore[attr-defined]
-        self.step_dt = env.step_dt
         self.phase = torch.full((env.num_envs,), APPROACH, dtype=torch.long, device=env.device)
-        self.phase_time = torch.zeros(env.num_envs, dtype=env.sim.dtype, device=env.device)
 
     def read_state(self, env: ManagerBasedRLEnv) -> GraspState:
         return GraspState(
             tcp=grasp.tcp_position(env, self.site),
             sphere=grasp.body_positions(env, self.sphere)[:, 0],
             forces=grasp.finger_forces(env, self.touch),
+            opening=env.sim.qpos[:, self.fingers.qpos_adr].mean(dim=1),
         )
 
     def __call__(self, env: ManagerBasedRLEnv) -> torch.Tensor:
-        started = env.episode_length_buf == 0
-        self.phase.masked_fill_(started, APPROACH)
-        self.phase_time.masked_fill_(started, 0.0)
         state = self.read_state(env)
-        phase = next_phase(self.phase, self.phase_time, state, self.cfg)
-        self.phase_time = torch.where(phase == self.phase, self.phase_time + self.step_dt, torch.zeros_like(self.phase_time))
-        self.phase = phase
-        return expert_action(phase, state, self.cfg, self.position_scale).float()
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        """The per-env FSM state (for checkpoints of runs that label with this expert)."""
-        return {"phase": self.phase.clone(), "phase_time": self.phase_time.clone()}
-
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        self.phase.copy_(state["phase"])
-        self.phase_time.copy_(state["phase_time"])
+        self.phase = phase_of(state, self.cfg)
+        return expert_action(self.phase, state, self.cfg, self.position_scale).float()
 
 
 def expert_success_rate(env: ManagerBasedRLEnv, expert: Callable[[ManagerBasedRLEnv], torch.Tensor]) -> tuple[float, float]:
