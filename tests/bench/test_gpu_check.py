@@ -60,3 +60,32 @@ def test_merge_refuses_reports_of_different_devices(tmp_path):
         merge_reports([tmp_path / "a", tmp_path / "b"])
     merged = merge_reports([tmp_path / "a", tmp_path / "a"])
     assert merged["seconds"] == 2.0
+
+
+def test_stages_run_in_the_order_given_and_the_report_is_written_as_they_go(tmp_path, monkeypatch):
+    """On a short GPU lease the stages that matter most go first; every finished stage is in the
+    report on disk before the next starts (a check cut off by its machine keeps its results)."""
+    from canter.bench import gpu
+
+    seen_on_disk = []
+    real_learn = gpu._learn
+
+    def learn_and_look(check, cfg):  # the learn stage runs after syncs here: syncs must be on disk
+        seen_on_disk.append([r["stage"] for r in json.loads((tmp_path / "gpu_check.json").read_text())["records"]])
+        real_learn(check, cfg)
+
+    monkeypatch.setattr(gpu, "_cuda_available", lambda: False)
+    monkeypatch.setattr(gpu, "_learn", learn_and_look)
+    report = gpu.run_gpu_check(gpu.GpuCheckCfg(out=str(tmp_path), tasks=("cartpole", "ant"), stages=("syncs", "learn")))
+    assert [(r["stage"], r["name"]) for r in report["records"]] == [("syncs", "cartpole"), ("syncs", "ant"),
+                                                                     ("learn", "dog-flat")]
+    assert seen_on_disk == []  # without CUDA the learn stage is a skip record, _learn is not called
+    monkeypatch.setattr(gpu, "_cuda_available", lambda: True)
+    monkeypatch.setattr(gpu._Check, "run", lambda self, stage, name, argv, limit, parse_json=True:
+                        self._keep(gpu.StageRecord(stage=stage, name=name, status="failed", reason="not run")))
+    report = gpu.run_gpu_check(gpu.GpuCheckCfg(out=str(tmp_path), tasks=("cartpole",), stages=("syncs", "learn"),
+                                               learn_chunks=(1.0,)))
+    assert seen_on_disk == [["syncs"]]
+    assert [r["stage"] for r in report["records"]][:2] == ["syncs", "learn"]
+    on_disk = json.loads((tmp_path / "gpu_check.json").read_text())
+    assert [r["stage"] for r in on_disk["records"]] == [r["stage"] for r in report["records"]]

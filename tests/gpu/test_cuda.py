@@ -4,6 +4,8 @@ rollout/update on CUDA (torch.cuda.set_sync_debug_mode("error")). scripts/gpu_ch
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -23,6 +25,7 @@ def test_warp_backend_cpu_device_and_cuda_agree(task):
     from canter.bench.gpu_parity import warp_parity
 
     result = warp_parity(task, num_envs=32, warmup=10, steps=1)
+    print(f"parity {task}: {json.dumps(result)}")  # the figures, in the check's log (pytest -rA)
     assert result["nonfinite_cuda"] == 0
     assert result["within"], result
 

@@ -1,7 +1,8 @@
 """`canter bench gpu` / scripts/gpu_check.sh: the one-command GPU check.
 
-Stages, each in its own process (a crash or a hang in one is recorded and the next still runs; each
-gets a time limit, and stages past the check's deadline are skipped and named):
+Stages, in the order `stages` gives them, each in its own process (a crash or a hang in one is recorded
+and the next still runs; each gets a time limit, and stages past the check's deadline are skipped and
+named); the report is rewritten after every stage, so a check cut short keeps what it measured:
 
 - tests:  the pytest subset marked `gpu` (tests/gpu: cpu <-> cuda parity of the warp backend on
           every task family, no host synchronization in the env step under
@@ -213,51 +214,60 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
     progress = check.progress
     progress(f"GPU check into {check.out}: {facts.get('gpu') or 'no GPU'}; stages {', '.join(cfg.stages)}")
 
-    if "tests" in cfg.stages:
-        tests = Path(__file__).resolve().parents[3] / "tests"
-        if tests.is_dir():
-            record = check.run("tests", "pytest-gpu", ["-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider",
-                                                     str(tests / "gpu")], limit=900, parse_json=False)
-            record.result = _pytest_counts(check.out / record.log)
-            if not check.cuda:
-                record.reason = record.reason or "no CUDA: the gpu tests skip themselves"
-        else:
-            check.skip("tests", "pytest-gpu", f"no tests folder at {tests} (run from a source checkout)")
-    if "syncs" in cfg.stages:
-        for task in cfg.tasks:
-            if no_cuda:
-                check.skip("syncs", task, no_cuda)
-            else:
-                check.run("syncs", task, ["-m", "canter.bench.gpu_syncs", task, "4096"], limit=600)
-    if "parity" in cfg.stages:
-        for task in cfg.parity_tasks:
-            if no_cuda:
-                check.skip("parity", task, no_cuda)
-            else:
-                check.run("parity", task, ["-m", "canter.bench.gpu_parity", task], limit=600)
     bench_device = ("warp", cfg.device) if check.cuda else ("cpu", "cpu")
     sizes = cfg.sizes if check.cuda else (cfg.fallback_envs,)
-    if "env" in cfg.stages:
+
+    def tests() -> None:
+        folder = Path(__file__).resolve().parents[3] / "tests"
+        if not folder.is_dir():
+            check.skip("tests", "pytest-gpu", f"no tests folder at {folder} (run from a source checkout)")
+            return
+        record = check.run("tests", "pytest-gpu", ["-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "-rA",
+                                                 str(folder / "gpu")], limit=900, parse_json=False)
+        record.result = _pytest_counts(check.out / record.log)
+        if not check.cuda:
+            record.reason = record.reason or "no CUDA: the gpu tests skip themselves"
+
+    def per_task(stage: str, tasks: tuple[str, ...], argv) -> None:
+        for task in tasks:
+            if no_cuda:
+                check.skip(stage, task, no_cuda)
+            else:
+                check.run(stage, task, argv(task), limit=600)
+
+    def benches(stage: str) -> None:
         for task in cfg.tasks:
             for n in sizes:
-                check.run("env", f"{task}-{n}", ["bench", "env", task, "--backend", bench_device[0], "--device",
-                                                 bench_device[1], "--num-envs", str(n), "--seconds", str(cfg.env_seconds),
-                                                 "--repeats", str(cfg.env_repeats), "--json"], limit=600)
-    if "train" in cfg.stages:
-        for task in cfg.tasks:
-            for n in sizes:
-                check.run("train", f"{task}-{n}", ["bench", "train", task, "--backend", bench_device[0], "--device",
-                                                   bench_device[1], "--num-envs", str(n), "--max-time",
-                                                   str(cfg.train_seconds), "--json"], limit=cfg.train_seconds + 300)
-    if "learn" in cfg.stages:
+                common = [task, "--backend", bench_device[0], "--device", bench_device[1], "--num-envs", str(n)]
+                if stage == "env":
+                    check.run("env", f"{task}-{n}", ["bench", "env", *common, "--seconds", str(cfg.env_seconds),
+                                                     "--repeats", str(cfg.env_repeats), "--json"], limit=600)
+                else:
+                    check.run("train", f"{task}-{n}", ["bench", "train", *common, "--max-time", str(cfg.train_seconds),
+                                                       "--json"], limit=cfg.train_seconds + 300)
+
+    def learn() -> None:
         if no_cuda:
             check.skip("learn", cfg.learn_task, no_cuda)
         else:
             _learn(check, cfg)
-    report = {"device": facts, "config": _jsonable(cfg), "cuda": check.cuda,
-              "records": [_jsonable(r) for r in check.records], "seconds": time.monotonic() - check.start}
-    (check.out / "gpu_check.json").write_text(json.dumps(report, indent=2))
-    (check.out / "gpu_check.md").write_text(markdown_report(report))
+
+    stages = {
+        "tests": tests,
+        "syncs": lambda: per_task("syncs", cfg.tasks, lambda task: ["-m", "canter.bench.gpu_syncs", task, "4096"]),
+        "parity": lambda: per_task("parity", cfg.parity_tasks, lambda task: ["-m", "canter.bench.gpu_parity", task]),
+        "env": lambda: benches("env"),
+        "train": lambda: benches("train"),
+        "learn": learn,
+    }
+    report: dict[str, Any] = {}
+    for stage in dict.fromkeys(cfg.stages):  # in the order given: on a short lease, what matters most first
+        stages[stage]()
+        # the report so far, after every stage: a check cut off by its machine's lease keeps its results
+        report = {"device": facts, "config": _jsonable(cfg), "cuda": check.cuda,
+                  "records": [_jsonable(r) for r in check.records], "seconds": time.monotonic() - check.start}
+        (check.out / "gpu_check.json").write_text(json.dumps(report, indent=2))
+        (check.out / "gpu_check.md").write_text(markdown_report(report))
     try:
         plot_report(report, check.out / "gpu_check.png")
     except Exception as err:
@@ -406,7 +416,8 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     records = [r for r in report["records"] if r["status"] == "ok"]
-    fig, axes = plt.subplots(1, 3, figsize=(16, 4.5))
+    learn = [r["result"] for r in records if r["stage"] == "learn" and r["name"].startswith("eval")]
+    fig, axes = plt.subplots(1, 3 if learn else 2, figsize=(16 if learn else 11, 4.5))  # no empty learning panel
     for stage, key, ax, title in (("env", "env_steps_per_s", axes[0], "env steps/s (random actions)"),
                                   ("train", "total_fps", axes[1], "PPO training: total FPS")):
         by_task: dict[str, list[tuple[int, float]]] = {}
@@ -423,17 +434,16 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         if by_task:
             ax.legend()
-    ax = axes[2]
-    learn = [r["result"] for r in records if r["stage"] == "learn" and r["name"].startswith("eval")]
     if learn:
+        ax = axes[2]
         times = [e.get("train_wall_time_s") or e.get("train_seconds_requested") for e in learn]
         for metric in LEARN_METRICS:
             ax.plot(times, [e.get(metric) for e in learn], "o-", label=metric)
         ax.axhline(0.15, color="gray", linestyle="--", linewidth=1, label="0.15 target")
         ax.legend()
-    ax.set_title("dog-flat tracking error vs training wall time")
-    ax.set_xlabel("training wall time (s)")
-    ax.grid(True, alpha=0.3)
+        ax.set_title("dog-flat tracking error vs training wall time")
+        ax.set_xlabel("training wall time (s)")
+        ax.grid(True, alpha=0.3)
     device = report["device"].get("gpu") or "no CUDA (cpu backend)"
     fig.suptitle(f"Canter GPU check: {device}, torch {report['device'].get('torch')}, warp {report['device'].get('warp')}")
     fig.tight_layout()

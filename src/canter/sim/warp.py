@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 
 import mujoco
@@ -96,6 +97,71 @@ def _masked_row_fill(mask: wp.array(dtype=wp.bool), row: wp.array(dtype=wp.float
     i, j = wp.tid()  # pyright: ignore[reportAssignmentType, reportGeneralTypeIssues]
     if mask[i]:
         out[i, j] = row[j]
+
+
+class _ReplayAllocator:
+    """A Warp allocator that lets allocating warp work run as the body of a conditional CUDA graph node.
+
+    The body of a conditional node may not allocate (CUDA allows kernels, memsets, copies and nested
+    conditionals there, not memory nodes), but mjw.forward allocates scratch arrays on every call
+    (collision contexts, constraint and transmission scratch, sensor buffers). The work is first run
+    once eagerly while this allocator records each allocation (size, in order) from `base`, the
+    device's own allocator; then, while the body is captured, the k-th allocation is served by the
+    k-th recorded block and frees are no-ops. MuJoCo Warp's host code allocates the same sizes in the
+    same order on every call (they depend on the model and the Data sizes, never on values: reading a
+    value would be a host synchronization), and the captured body runs in stream order, so reusing
+    the blocks on every replay is what a graph does with its own scratch memory. An allocation the
+    recording did not see raises, and the caller falls back to deciding the condition on the host.
+    The blocks live as long as the simulator (`release`)."""
+
+    def __init__(self, base):
+        self.base = base
+        self.memory_kind = getattr(base, "memory_kind", None)
+        self.deallocate_requires_context_guard = getattr(base, "deallocate_requires_context_guard", False)
+        self.blocks: list[tuple[int, int]] = []  # (pointer, bytes) in allocation order
+        self.recording = True
+        self.served = 0
+
+    def allocate(self, size_in_bytes: int) -> int:
+        if self.recording:
+            ptr = self.base.allocate(size_in_bytes)
+            self.blocks.append((ptr, size_in_bytes))
+            return ptr
+        if self.served >= len(self.blocks) or self.blocks[self.served][1] < size_in_bytes:
+            raise RuntimeError(f"allocation {self.served + 1} of {size_in_bytes} bytes was not seen when the "
+                               f"conditional body's allocations were recorded ({len(self.blocks)} of them)")
+        ptr = self.blocks[self.served][0]
+        self.served += 1
+        return ptr
+
+    def deallocate(self, ptr: int, size_in_bytes: int) -> None:
+        """Blocks stay for the next replay; `release` frees them."""
+
+    def replay(self) -> None:
+        """Serve the recorded blocks again, from the first."""
+        self.recording = False
+        self.served = 0
+
+    def release(self) -> None:
+        blocks, self.blocks = self.blocks, []
+        for ptr, size in blocks:
+            self.base.deallocate(ptr, size)
+
+
+def _release_all(arenas: dict) -> None:
+    for arena in arenas.values():
+        arena.release()
+
+
+@contextlib.contextmanager
+def _allocating_with(device: wp.context.Device, allocator) -> Iterator[None]:
+    """Warp allocations on the CUDA `device` go through `allocator` inside the block."""
+    previous = getattr(device, "_custom_allocator", None)  # a user's own allocator, restored after
+    wp.set_device_allocator(device, allocator)
+    try:
+        yield
+    finally:
+        wp.set_device_allocator(device, previous)
 
 
 def _spec_shapes(cls: type) -> dict[str, tuple]:
@@ -231,6 +297,8 @@ class WarpSimulator(Simulator):
         self._any_bad = wp.to_torch(self._any_bad_wp)
         self._key_rows: list[tuple[wp.array, wp.array]] = []  # (keyframe row, Data array) per state field
         self._host_conditions: set[tuple] = set()  # _run_if keys whose conditional failed to capture
+        self._arenas: dict[tuple, _ReplayAllocator] = {}  # _run_if key -> its body's recorded scratch memory
+        weakref.finalize(self, _release_all, self._arenas).atexit = False  # Warp may be gone by then
 
         self.qpos = self.field("qpos")
         self.qvel = self.field("qvel")
@@ -298,7 +366,8 @@ class WarpSimulator(Simulator):
         self._any_bad.copy_(mask.any())
         if key not in self._host_conditions:
             try:
-                self._run(key, lambda: wp.capture_if(self._any_bad_wp, on_true=work))
+                body = work if self._stream is None else self._without_allocations(key, work)
+                self._run(key, lambda: wp.capture_if(self._any_bad_wp, on_true=body))
                 return
             except Exception as err:  # e.g. a CUDA stack without conditional graph nodes
                 self._host_conditions.add(key)
@@ -312,6 +381,28 @@ class WarpSimulator(Simulator):
             else:
                 with self._scope():
                     work()
+
+    def _without_allocations(self, key: tuple, work: Callable[[], None]) -> Callable[[], None]:
+        """`work` for the body of a conditional graph node on CUDA, which may not allocate: the first
+        time per key, run `work` once eagerly to record its allocations (_ReplayAllocator); the body
+        then serves them from the recorded blocks. Running the work once regardless of the condition
+        is harmless for every body here: forward and set_const only recompute derived values (the
+        caller restores the other envs' rows), and a reset touches only the masked envs."""
+        arena = self._arenas.get(key)
+        if arena is None and key not in self._graphs:
+            arena = _ReplayAllocator(self._wp_device.get_allocator())
+            self._arenas[key] = arena
+            with self._scope(), _allocating_with(self._wp_device, arena):
+                work()
+        if arena is None:  # captured already: the graph is replayed, the body not called
+            return work
+
+        def body() -> None:
+            arena.replay()
+            with _allocating_with(self._wp_device, arena):
+                work()
+
+        return body
 
     def _recover_body(self) -> None:
         self._reset_body()
