@@ -4,7 +4,8 @@ behaviour-cloning runs at equal numbers of expert labels, on photos the students
     python scripts/dagger_curve.py --runs DAGGER_RUN BC_RUN --labels dagger bc --episodes 256 \
         --photos unseen --out docs/bench/arm_grasp_dagger_vs_bc
 
-Each run directory holds `snapshots/it<K>.pt` (copies of checkpoint.pt taken as the run saved them);
+Each run directory holds `snapshots/it<K>.pt` (the run's periodic saves, kept by
+`canter train ... --agent.keep-snapshots --agent.save-interval N`);
 K iterations of `num_steps_per_env` steps of `num_envs` envs give K * steps * envs expert labels.
 Writes <out>.json (success per snapshot, labels, training wall time) and <out>.png.
 """

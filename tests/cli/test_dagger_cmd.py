@@ -25,7 +25,7 @@ def test_dagger_from_the_scripted_expert_then_eval_on_unseen_photos(tmp_path, ca
                  *TINY_DAGGER]) == 0
     payload = load_checkpoint(run / "checkpoint.pt")
     assert payload["algorithm"]["algo"] == "dagger" and payload["algorithm"]["dataset"]["size"] == 32
-    assert payload["algorithm"]["expert"] is not None  # the FSM's per-env phase is saved
+    assert payload["algorithm"]["expert"] is None  # a feedback law of the state: no phase or timer to save
     capsys.readouterr()
     assert main(["eval", str(run), "--episodes", "2", "--num-envs", "2", "--photos", "unseen", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)

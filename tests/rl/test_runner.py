@@ -403,3 +403,21 @@ def test_physics_blow_ups_are_counted_per_iteration_and_reported(tmp_path, capfd
     assert "physics blew up" in printed and "MuJoCo warned" in printed and "unstable" in printed
     assert "WARNING" not in capfd.readouterr().err
 
+
+
+def test_keep_snapshots_keeps_every_periodic_save_as_it_was(tmp_path):
+    """agent.keep_snapshots: snapshots/it<K>.pt at every save_interval, each the checkpoint of that
+    iteration (not a link to the newest), the final save of a budget between intervals not kept."""
+    runner = _cartpole_runner(tmp_path, max_iterations=5, save_interval=2)
+    runner.cfg.keep_snapshots = True
+    runner.learn()
+    kept = sorted(p.name for p in (tmp_path / "snapshots").iterdir())
+    assert kept == ["it2.pt", "it4.pt"]
+    first, second = (load_checkpoint(tmp_path / "snapshots" / name) for name in kept)
+    assert first["iteration"] == 2 and second["iteration"] == 4
+    assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 5
+    a, b = first["algorithm"]["policy"], second["algorithm"]["policy"]
+    assert any(not torch.equal(a[k], b[k]) for k in a)  # the policy moved between the two saves
+    plain = tmp_path / "plain"
+    _cartpole_runner(plain, max_iterations=2, save_interval=1).learn()
+    assert not (plain / "snapshots").exists()  # off by default

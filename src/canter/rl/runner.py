@@ -21,6 +21,8 @@ last checkpoint stays whole.
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import threading
 import time
@@ -47,6 +49,7 @@ from canter.rl.logger import CURVE_FILES, Logger
 from canter.rl.losses import linear_learning_rate
 
 CHECKPOINT = "checkpoint.pt"
+SNAPSHOTS = "snapshots"  # keep_snapshots: snapshots/it<K>.pt
 # the signals that stop training gracefully, in the order a simultaneous arrival reports them
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -57,7 +60,9 @@ class RunnerCfg(Validated):
 
     max_iterations: iterations of (rollout + update) to reach; max_time_s: stop earlier after this
         many seconds of wall time (None: no limit). save_interval: iterations between snapshots
-        (checkpoint.pt is rewritten at every save and at the end).
+        (checkpoint.pt is rewritten at every save and at the end). keep_snapshots: also keep each
+        periodic save as snapshots/it<K>.pt (rsl_rl's model_<K>.pt), for evaluating a run along its
+        training (scripts/dagger_curve.py) or going back to an earlier policy.
     rollout_threads: torch threads while collecting (0: one thread when the physics runs on the
         CPU's thread pool, else all cores). learn_threads: torch threads while learning (0: all).
     """
@@ -67,6 +72,7 @@ class RunnerCfg(Validated):
     max_iterations: int = 300
     max_time_s: float | None = None
     save_interval: int = 50
+    keep_snapshots: bool = False
     rollout_threads: int = 0
     learn_threads: int = 0
 
@@ -249,7 +255,7 @@ class OnPolicyRunner:
                 self.iteration += 1
                 saved = self.iteration % self.cfg.save_interval == 0
                 if saved:
-                    self._save(logger)
+                    self._save(logger, snapshot=self.cfg.keep_snapshots)
                 if last["stop_signal"]:
                     self.stop_signal = signal.Signals(int(last["stop_signal"]))
                 if last["stop"]:
@@ -258,9 +264,17 @@ class OnPolicyRunner:
                 self._save(logger)
         return last
 
-    def _save(self, logger: Logger | None) -> None:
+    def _save(self, logger: Logger | None, snapshot: bool = False) -> None:
         with section("logging"):
-            self.save()
+            path = self.save()
+            if snapshot and path is not None:  # a hard link where the file system allows: no copy
+                keep = self.run_dir / SNAPSHOTS / f"it{self.iteration}.pt"
+                keep.parent.mkdir(exist_ok=True)
+                keep.unlink(missing_ok=True)
+                try:
+                    os.link(path, keep)
+                except OSError:
+                    shutil.copyfile(path, keep)
             if logger is not None:
                 logger.checkpoint(self.history)
 

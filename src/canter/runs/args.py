@@ -46,7 +46,7 @@ class TrainFlags:
 DIST_TIMEOUT = 300.0  # default seconds a rank waits in a collective for another rank before failing
 # flags and config fields that may differ when a run is resumed: the budget and the logging
 RESUMABLE_FLAGS = ("max_iterations", "max_time", "quiet")
-RESUMABLE_FIELDS = ("agent.max_iterations", "agent.max_time_s", "agent.save_interval")
+RESUMABLE_FIELDS = ("agent.max_iterations", "agent.max_time_s", "agent.save_interval", "agent.keep_snapshots")
 
 
 @dataclass(kw_only=True)
