@@ -1,7 +1,8 @@
 """Host synchronizations, found on the CPU: HostSyncGuard flags what would stall a GPU; the warp
 backend's step (NaN guard included) has none, the env step of every task family on the warp backend
-has none (resets on masks), and a PPO iteration keeps only its one copy of the statistics, so a new
-one anywhere fails here."""
+has none (resets on masks) and issues the same tensor program every step, resets or not (what a CUDA
+graph of the step would replay), and a PPO iteration keeps only its one copy of the statistics, so a
+new one anywhere fails here."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from canter.core.syncguard import HostSyncError, HostSyncGuard
 
@@ -84,6 +86,18 @@ ITERATION_ALLOWED = (
 )
 
 
+class _TensorProgram(TorchDispatchMode):
+    """The sequence of (operation, input shapes) a block issues."""
+
+    def __enter__(self):
+        self.ops: list[tuple[str, tuple]] = []
+        return super().__enter__()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append((str(func), tuple(tuple(a.shape) for a in args if isinstance(a, torch.Tensor))))
+        return func(*args, **(kwargs or {}))
+
+
 def _warp_env(task: str, num_envs: int = 8):
     from canter.runs.args import make_env, parse_train_args
 
@@ -130,14 +144,22 @@ def test_env_step_and_ppo_iteration_on_warp_keep_only_the_listed_host_syncs(task
         obs, _ = runner.run_iteration(obs, None)
         step_guard = HostSyncGuard("record")
         generator = torch.Generator().manual_seed(0)
+        env.episode_length_buf[: env.num_envs // 2] = env.max_episode_length - 4  # time-outs mid-window
+        programs = []
         with step_guard:
             for _ in range(12):
-                obs = env.step(torch.rand(env.num_envs, env.num_actions, generator=generator) * 2 - 1)[0]
+                with _TensorProgram() as program:
+                    obs = env.step(torch.rand(env.num_envs, env.num_actions, generator=generator) * 2 - 1)[0]
+                programs.append(program.ops)
+        timed_out = env.episode_length_buf[: env.num_envs // 2] < 12  # those envs did reset in the window
         iteration_guard = HostSyncGuard("record")
         with iteration_guard:
             runner.run_iteration(obs, None)
     unexpected = {s for s in _sites(step_guard) if not s.startswith(STEP_ALLOWED)}
     assert not unexpected, step_guard.report()
+    # one tensor program per step, with or without resets: what a CUDA graph of the step would replay
+    assert all(ops == programs[0] for ops in programs), [len(ops) for ops in programs]
+    assert bool(timed_out.all())
     unexpected = {s for s in _sites(iteration_guard) if not s.startswith(ITERATION_ALLOWED)}
     assert not unexpected, iteration_guard.report()
     # the per-iteration statistics cost one copy to the host (plus the all-reduce), not one per value

@@ -100,7 +100,7 @@ def test_dagger_iterations_with_the_scripted_expert_resume_bitwise(tmp_path):
         agent.algo.num_steps_per_env = 4
         agent.algo.num_mini_batches = 2
         agent.algo.dagger.dataset_size = 64
-        agent.algo.dagger.beta_decay = 0.7  # DAgger proper (the task defaults to behaviour cloning)
+        assert agent.algo.dagger.beta_decay == 0.7  # DAgger proper is the task's default
         expert = EnvExpert(REGISTRY.get("arm-grasp").expert(env), env)
         return OnPolicyRunner(env, agent, run_dir, seed=0, cpu_physics=True, task="arm-grasp", expert=expert)
 
