@@ -144,8 +144,10 @@ class _ReplayAllocator:
 
     def release(self) -> None:
         blocks, self.blocks = self.blocks, []
-        for ptr, size in blocks:
-            self.base.deallocate(ptr, size)
+        device = getattr(self.base, "device", None)  # Warp's CUDA allocators free in their device's context
+        with getattr(device, "context_guard", None) or contextlib.nullcontext():
+            for ptr, size in blocks:
+                self.base.deallocate(ptr, size)
 
 
 def _release_all(arenas: dict) -> None:
