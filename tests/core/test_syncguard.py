@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_map
 
 from canter.core.syncguard import HostSyncError, HostSyncGuard
 
@@ -34,6 +35,8 @@ def test_guard_flags_each_kind_of_host_synchronization():
         "tensor of host data": lambda: torch.tensor([1.0, 2.0]),
         "numpy": lambda: x.numpy(),
         "cpu": lambda: x.cpu(),
+        "a Python list as an index": lambda: x[[3, 0, 1]],
+        "linalg_solve checking its result on the host": lambda: torch.linalg.solve(torch.eye(2), torch.ones(2)),
     }
     for what, call in cases.items():
         guard = HostSyncGuard("error")
@@ -51,6 +54,8 @@ def test_guard_passes_device_side_equivalents():
         x[:] = 1.0  # a fill through a slice, no copy
         x.masked_fill_(mask, 2.0)
         torch.nonzero_static(mask, size=6)
+        torch.linalg.solve_ex(torch.eye(2), torch.ones(2))  # info stays on the device
+        torch.roll(x, 1, dims=0)
         z = y.sum() + mask.any()
     assert z.dtype == torch.float32
 
@@ -86,6 +91,14 @@ ITERATION_ALLOWED = (
 )
 
 
+def _signature(arg: object) -> object:
+    if isinstance(arg, torch.Tensor):
+        return ("tensor", tuple(arg.shape), arg.dtype)
+    if isinstance(arg, torch.Generator):  # its Python wrapper differs from call to call
+        return ("generator", arg.device)
+    return arg
+
+
 class _TensorProgram(TorchDispatchMode):
     """The sequence of (operation, input shapes) a block issues."""
 
@@ -94,8 +107,42 @@ class _TensorProgram(TorchDispatchMode):
         return super().__enter__()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops.append((str(func), tuple(tuple(a.shape) for a in args if isinstance(a, torch.Tensor))))
+        # tensors by shape, every other argument (Python scalars included) by value: a captured graph
+        # bakes those in, so a scalar that changed from step to step would be frozen by the graph
+        signature = tree_map(_signature, (args, kwargs or {}))
+        self.ops.append((str(func), repr(signature)))
         return func(*args, **(kwargs or {}))
+
+
+# what a step may rebind to new tensors: its outputs and per-step caches, written before they are read
+REBOUND_OUTPUTS = ("env.extras", "env.obs_buf", "env.sim.nonfinite", "env.scene._cache", "env.curriculum_manager.state",
+                   "env.action_manager.executed",  # the action the actuators get this step
+                   "env.action_manager._stateful['controller'].controller.body.last_info",  # the QP's report
+                   "env.action_manager._stateful['controller'].targets")  # this tick's, set before use
+
+
+def _storage(obj: object, path: str = "env", out: dict | None = None, seen: set | None = None) -> dict[str, object]:
+    """Every tensor (by storage address) and Python scalar reachable from the env through Canter
+    objects, dicts, lists and tuples, by attribute path."""
+    out = {} if out is None else out
+    seen = set() if seen is None else seen
+    if isinstance(obj, torch.Tensor):
+        out[path] = ("tensor", obj.data_ptr())
+    elif isinstance(obj, (bool, int, float, str)):
+        out[path] = obj
+    elif id(obj) not in seen and path.count(".") + path.count("[") < 12:
+        seen.add(id(obj))
+        if isinstance(obj, dict):
+            items = [(f"{path}[{k!r}]", v) for k, v in obj.items()]
+        elif isinstance(obj, (list, tuple)):
+            items = [(f"{path}[{i}]", v) for i, v in enumerate(obj)]
+        elif type(obj).__module__.startswith("canter") and hasattr(obj, "__dict__"):
+            items = [(f"{path}.{k}", v) for k, v in vars(obj).items()]
+        else:
+            items = []
+        for key, value in items:
+            _storage(value, key, out, seen)
+    return out
 
 
 def _warp_env(task: str, num_envs: int = 8):
@@ -146,12 +193,14 @@ def test_env_step_and_ppo_iteration_on_warp_keep_only_the_listed_host_syncs(task
         generator = torch.Generator().manual_seed(0)
         env.episode_length_buf[: env.num_envs // 2] = env.max_episode_length - 4  # time-outs mid-window
         programs = []
+        before = _storage(env)
         with step_guard:
             for _ in range(12):
                 with _TensorProgram() as program:
                     obs = env.step(torch.rand(env.num_envs, env.num_actions, generator=generator) * 2 - 1)[0]
                 programs.append(program.ops)
         timed_out = env.episode_length_buf[: env.num_envs // 2] < 12  # those envs did reset in the window
+        after = _storage(env)
         iteration_guard = HostSyncGuard("record")
         with iteration_guard:
             runner.run_iteration(obs, None)
@@ -160,6 +209,10 @@ def test_env_step_and_ppo_iteration_on_warp_keep_only_the_listed_host_syncs(task
     # one tensor program per step, with or without resets: what a CUDA graph of the step would replay
     assert all(ops == programs[0] for ops in programs), [len(ops) for ops in programs]
     assert bool(timed_out.all())
+    # state carried between steps keeps its storage and its host values: a captured step reads it there
+    changed = sorted(k for k in before if k in after and before[k] != after[k])
+    carried = [k for k in changed if not k.startswith(REBOUND_OUTPUTS) and k != "env.common_step_counter"]
+    assert changed and not carried, carried
     unexpected = {s for s in _sites(iteration_guard) if not s.startswith(ITERATION_ALLOWED)}
     assert not unexpected, iteration_guard.report()
     # the per-iteration statistics cost one copy to the host (plus the all-reduce), not one per value

@@ -30,7 +30,7 @@ def test_warp_backend_cpu_device_and_cuda_agree(task):
     assert result["within"], result
 
 
-def _cuda_env(task: str, num_envs: int = 256):
+def _cuda_env(task: str, num_envs: int = 256, cuda_graph: bool = False):
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.tasks import REGISTRY
 
@@ -38,6 +38,7 @@ def _cuda_env(task: str, num_envs: int = 256):
     cfg.num_envs = num_envs
     cfg.device = "cuda"
     cfg.sim.backend = "warp"  # type: ignore[assignment]
+    cfg.cuda_graph = cuda_graph
     return ManagerBasedRLEnv(cfg)
 
 
@@ -53,6 +54,57 @@ def test_env_step_never_synchronizes_with_the_host(task):
     torch.cuda.set_sync_debug_mode("error")
     try:
         for _ in range(int(env.max_episode_length) + 5):  # through time-outs and their resets
+            env.step(torch.rand_like(actions) * 2 - 1)
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("task", ("cartpole", "dog-flat", "dog-rough", "hand-cube", "arm-grasp-state", "dog-stones"))
+def test_cuda_graph_of_the_env_step_changes_nothing_but_speed(task):
+    """The same env, eager and replayed from one CUDA graph (env.cuda_graph), with the same seed and
+    actions, through time-outs and their resets: the same observations, rewards and ends (bitwise on
+    cartpole, measured on an H200; within float32 noise where MuJoCo Warp gathers contacts with atomics,
+    which differ from run to run on CUDA whether the step is a graph or not)."""
+    pytest.importorskip("mujoco_warp")
+
+    envs = [_cuda_env(task, 64, cuda_graph=graphed) for graphed in (False, True)]
+    for env in envs:
+        env.reset()
+        env.episode_length_buf[:32] = env.max_episode_length - 8  # time-outs after the capture
+    generator = torch.Generator().manual_seed(0)
+    worst = 0.0
+    timed_out = torch.zeros(32, dtype=torch.bool, device="cuda")
+    for step in range(20):
+        actions = (torch.rand(64, envs[0].num_actions, generator=generator) * 2 - 1).cuda()
+        (obs_e, rew_e, term_e, trunc_e, _), (obs_g, rew_g, term_g, trunc_g, _) = (e.step(actions) for e in envs)
+        for name in obs_e:
+            worst = max(worst, float((obs_e[name].float() - obs_g[name].float()).abs().max()))
+        assert torch.equal(term_e, term_g) and torch.equal(trunc_e, trunc_g), step
+        timed_out |= trunc_e[:32] | term_e[:32]
+        torch.testing.assert_close(rew_g, rew_e, atol=1e-4, rtol=1e-3)
+        for name in obs_e:
+            torch.testing.assert_close(obs_g[name].float(), obs_e[name].float(), atol=1e-3, rtol=1e-3)
+    graphed = envs[1].cuda_graph
+    print(f"cuda graph {task}: captures {graphed.captures}, worst obs diff {worst:.3g}")
+    assert graphed.active and graphed.captures == 1
+    assert bool(timed_out.all())  # every env set near its time-out ended, after the capture, and was reset
+    assert envs[1].common_step_counter == envs[0].common_step_counter
+
+
+@pytest.mark.parametrize("task", ("cartpole", "dog-flat"))
+def test_cuda_graph_env_step_never_synchronizes(task):
+    pytest.importorskip("mujoco_warp")
+    env = _cuda_env(task, cuda_graph=True)
+    env.reset()
+    actions = torch.zeros(env.num_envs, env.num_actions, device=env.device)
+    for _ in range(6):  # warm-up and capture
+        env.step(actions)
+    assert env.cuda_graph.active
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for _ in range(int(env.max_episode_length) + 5):
             env.step(torch.rand_like(actions) * 2 - 1)
     finally:
         torch.cuda.set_sync_debug_mode(0)

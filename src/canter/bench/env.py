@@ -52,6 +52,7 @@ class EnvBenchCfg:
     seconds: float = 3.0  # per repetition and side
     repeats: int = 5
     seed: int = 0
+    cuda_graph: bool = False  # EnvCfg.cuda_graph
 
 
 def _time_loop(step, steps: int, device: torch.device | None = None) -> float:
@@ -142,6 +143,8 @@ class EnvBenchResult:
     nonfinite_resets: int
     raw: str = "mujoco.batch.Batch"  # what the raw side ran: MuJoCo C's Batch, or "mujoco_warp" on CUDA
     gpu_memory_bytes: int | None = None  # in use on the device after the run (CUDA only)
+    cuda_graph: bool = False  # asked for the env step as a CUDA graph
+    cuda_graph_active: bool = False  # and it was replayed
     machine: dict[str, object]
 
     def to_json(self) -> dict[str, Any]:
@@ -170,6 +173,7 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
     env_cfg.device = cfg.device
     env_cfg.sim.backend = cfg.backend  # type: ignore[assignment]
     env_cfg.sim.num_threads = cfg.threads
+    env_cfg.cuda_graph = cfg.cuda_graph
     if cfg.model is not None:
         env_cfg.model_path = cfg.model
     threads = cfg.threads or available_cores()
@@ -219,6 +223,7 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
         ratios = [e / r for e, r in zip(env_fps, raw_fps, strict=True)]
         nonfinite = int(env.sim.nonfinite_total)
         memory = gpu_memory_used(device)
+        graphed = env.cuda_graph
     env_stats, raw_stats = Spread.of(env_fps), Spread.of(raw_fps)
     return EnvBenchResult(
         task=cfg.task, model_path=env_cfg.model_path, num_envs=cfg.num_envs, threads=threads, backend=cfg.backend,
@@ -230,6 +235,7 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
         # raw loop on the env's states (standing robots have more contacts than raw's fallen ones)
         env_physics_share=statistics.median(shares) if env.device.type == "cpu" else None,
         nonfinite_resets=nonfinite, raw="mujoco_warp" if on_gpu else "mujoco.batch.Batch", gpu_memory_bytes=memory,
+        cuda_graph=cfg.cuda_graph, cuda_graph_active=graphed is not None and graphed.active,
         machine=machine_info(),
     )
 

@@ -239,9 +239,11 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
         for task in cfg.tasks:
             for n in sizes:
                 common = [task, "--backend", bench_device[0], "--device", bench_device[1], "--num-envs", str(n)]
-                if stage == "env":
-                    check.run("env", f"{task}-{n}", ["bench", "env", *common, "--seconds", str(cfg.env_seconds),
-                                                     "--repeats", str(cfg.env_repeats), "--json"], limit=600)
+                if stage == "env":  # on CUDA eager and as one CUDA graph (env.cuda_graph), side by side
+                    for graph in (False, True) if check.cuda else (False,):
+                        check.run("env", f"{task}-{n}" + ("-graph" if graph else ""),
+                                  ["bench", "env", *common, "--seconds", str(cfg.env_seconds), "--repeats",
+                                   str(cfg.env_repeats), "--json", *(["--cuda-graph"] if graph else [])], limit=600)
                 else:
                     check.run("train", f"{task}-{n}", ["bench", "train", *common, "--max-time", str(cfg.train_seconds),
                                                        "--json"], limit=cfg.train_seconds + 300)
@@ -370,7 +372,8 @@ def markdown_report(report: dict[str, Any]) -> str:
         lines += ["", "GPU tests: " + ", ".join(f"{v} {k}" for k, v in tests[0]["result"].items())]
     def by_task_and_size(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         order = {task: k for k, task in enumerate(dict.fromkeys(r["result"]["task"] for r in rows))}
-        return sorted(rows, key=lambda r: (order[r["result"]["task"]], r["result"]["num_envs"]))
+        return sorted(rows, key=lambda r: (order[r["result"]["task"]], r["result"]["num_envs"],
+                                           bool(r["result"].get("cuda_graph"))))
 
     def ok(stage: str) -> list[dict[str, Any]]:
         return [r for r in records if r["stage"] == stage and r["status"] == "ok"]
@@ -386,8 +389,9 @@ def markdown_report(report: dict[str, Any]) -> str:
                     [(r["name"], p["num_envs"], p["steps"], f"{p['qpos_max_abs']:.2e}", f"{p['qvel_max_abs']:.2e}",
                       p["tolerance"], p["within"]) for r in ok("parity") for p in (r["result"],)])
     lines += _table("Env step (random actions): canter env vs raw physics",
-                    ("task", "envs", "raw steps/s", "env steps/s", "env / raw", "GPU memory GiB"),
-                    [(e["task"], f"{e['num_envs']:,}", _fmt(e["raw_rollout_steps_per_s"]), _fmt(e["env_steps_per_s"]),
+                    ("task", "envs", "step as a CUDA graph", "raw steps/s", "env steps/s", "env / raw", "GPU memory GiB"),
+                    [(e["task"], f"{e['num_envs']:,}", "yes" if e.get("cuda_graph_active") else "no",
+                      _fmt(e["raw_rollout_steps_per_s"]), _fmt(e["env_steps_per_s"]),
                       f"{e['ratio']:.3f}", _fmt(e.get("gpu_memory_bytes") and e["gpu_memory_bytes"] / 2**30, ".2f"))
                      for r in by_task_and_size(ok("env")) for e in (r["result"],)])
     lines += _table("Training (PPO): seed 003's three figures, medians over iterations",
@@ -423,7 +427,8 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
         by_task: dict[str, list[tuple[int, float]]] = {}
         for r in records:
             if r["stage"] == stage:
-                by_task.setdefault(r["result"]["task"], []).append((r["result"]["num_envs"], r["result"][key]))
+                label = r["result"]["task"] + (" (CUDA graph)" if r["result"].get("cuda_graph") else "")
+                by_task.setdefault(label, []).append((r["result"]["num_envs"], r["result"][key]))
         for task, points in by_task.items():
             points.sort()
             ax.plot([p[0] for p in points], [p[1] for p in points], "o-", label=task)

@@ -13,7 +13,12 @@ after one control step (both sides compute in float32; MuJoCo Warp's CUDA kernel
 with atomics, so their order and the solver's float32 rounding differ from the CPU device's, and
 contact-rich states amplify that over longer horizons, which is why the horizon is one control step:
 the same bar as tests/sim/test_warp.py's cpu-vs-warp parity).
+
+With `deterministic`, both simulators run with MuJoCo Warp's `opt.deterministic` bits all set
+(contacts sorted, constraint rows ordered, atomics reduced in a fixed order), which takes the order
+of contacts out of the comparison: what remains is float32 rounding of the two devices.
 """
+
 
 from __future__ import annotations
 
@@ -27,8 +32,19 @@ QPOS_TOL = (1e-4, 1e-4)  # (atol, rtol)
 QVEL_TOL = (1e-2, 1e-3)
 
 
+def _deterministic(sim: Any) -> None:
+    from mujoco_warp._src.types import DeterminismType
+
+    bits = 0
+    for flag in DeterminismType:
+        bits |= int(flag)
+    sim.mjw_model.opt.deterministic = bits
+    sim._graphs.clear()  # captured work baked in the previous choice
+    sim.graph_epoch += 1
+
+
 def warp_parity(task: str, num_envs: int = 64, warmup: int = 20, steps: int = 1, seed: int = 0,
-                device: str = "cuda") -> dict[str, Any]:
+                device: str = "cuda", deterministic: bool = False) -> dict[str, Any]:
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.tasks import REGISTRY
 
@@ -43,11 +59,15 @@ def warp_parity(task: str, num_envs: int = 64, warmup: int = 20, steps: int = 1,
         return ManagerBasedRLEnv(cfg)
 
     cpu_env = build("cpu")
+    if deterministic:
+        _deterministic(cpu_env.sim)
     cpu_env.reset()
     generator = torch.Generator().manual_seed(seed)
     for _ in range(warmup):
         cpu_env.step(torch.rand(num_envs, cpu_env.num_actions, generator=generator) * 2 - 1)
     gpu_env = build(device)
+    if deterministic:
+        _deterministic(gpu_env.sim)
     gpu_env.reset()
     state = cpu_env.sim.get_state()
     gpu_env.sim.set_state({k: v.to(gpu_env.device) for k, v in state.items()})
@@ -73,7 +93,8 @@ def warp_parity(task: str, num_envs: int = 64, warmup: int = 20, steps: int = 1,
             qvel_err, qvel_ratio = float(err.max()) if err.numel() else 0.0, ratio
     contacts = int(gpu_sim.mjw_data.nacon.numpy()[0]) if hasattr(gpu_sim, "mjw_data") else None
     return {
-        "task": task, "num_envs": num_envs, "steps": steps, "decimation": decimation, "warmup_steps": warmup,
+        "task": task, "num_envs": num_envs, "steps": steps, "deterministic": deterministic,
+        "decimation": decimation, "warmup_steps": warmup,
         "qpos_max_abs": qpos_err, "qvel_max_abs": qvel_err,
         "qpos_worst_over_tolerance": qpos_ratio, "qvel_worst_over_tolerance": qvel_ratio,
         "tolerance": f"qpos {QPOS_TOL[0]:g} + {QPOS_TOL[1]:g}|q|, qvel {QVEL_TOL[0]:g} + {QVEL_TOL[1]:g}|v|",
@@ -84,13 +105,15 @@ def warp_parity(task: str, num_envs: int = 64, warmup: int = 20, steps: int = 1,
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    deterministic = "--deterministic" in argv
+    argv = [a for a in argv if a != "--deterministic"]
     if len(argv) != 1:
-        print("usage: python -m canter.bench.gpu_parity TASK", file=sys.stderr)
+        print("usage: python -m canter.bench.gpu_parity TASK [--deterministic]", file=sys.stderr)
         return 2
     if not torch.cuda.is_available():
         print("gpu_parity: no CUDA device", file=sys.stderr)
         return 2
-    print(json.dumps(warp_parity(argv[0]), indent=2))
+    print(json.dumps(warp_parity(argv[0], deterministic=deterministic), indent=2))
     return 0
 
 

@@ -107,7 +107,7 @@ class BodyController:
             share = wrench[:, None, 0:3] / count[..., None]
             forces = torch.where(stance[..., None], share, torch.zeros_like(share))
             forces[..., 2] = forces[..., 2].clamp(0.0, self.cfg.fz_max) * stance
-            self.forces = forces
+            self.forces.copy_(forces)
             return forces
         cfg = self.cfg
         P, q, A, lower, upper = grf_problem(
@@ -119,7 +119,10 @@ class BodyController:
         if self.timing:
             self.solve_seconds += time.perf_counter() - start
         forces = x.reshape(-1, 4, 3) * stance[..., None]  # swing rows are equalities to 0: make it exact
-        self.forces, self.duals, self.last_info = forces, info.y, info
+        # in place: the warm start is carried between steps (a captured env step reads it there)
+        self.forces.copy_(forces)
+        self.duals.copy_(info.y)
+        self.last_info = info
         return forces
 
     def reset(self, env_ids: torch.Tensor) -> None:

@@ -78,8 +78,12 @@ class LowLevelController:
         self.body = BodyController(cfg.body, num_envs, device, dtype)
         self.kp = torch.tensor(cfg.swing.kp, dtype=dtype, device=device)
         self.kd = torch.tensor(cfg.swing.kd, dtype=dtype, device=device)
-        self.stance = self.gait.stance
         self.liftoff = torch.zeros(num_envs, robot.num_legs, 3, dtype=dtype, device=device)
+
+    @property
+    def stance(self) -> torch.Tensor:
+        """(B, 4) bool: the legs in stance at the gait's current phase."""
+        return self.gait.stance
 
     def compute(
         self, state: RobotState, targets: Targets, dt: float, bias: torch.Tensor | None = None
@@ -91,8 +95,7 @@ class LowLevelController:
         self.gait.advance(dt, targets.phase_speed)
         stance = self.gait.stance
         lifted = was_stance & ~stance
-        self.liftoff = torch.where(lifted[..., None], state.foot_pos, self.liftoff)
-        self.stance = stance
+        self.liftoff.copy_(torch.where(lifted[..., None], state.foot_pos, self.liftoff))
 
         # swing: track the trajectory from lift-off to the foothold; ds/dt = f speed / (1 − duty)
         progress = self.gait.swing_progress
@@ -119,7 +122,6 @@ class LowLevelController:
         self.gait.reset(env_ids)
         self.body.reset(env_ids)
         selection.put(self.liftoff, env_ids, foot_pos)
-        self.stance = self.gait.stance
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         state = {"liftoff": self.liftoff.clone()}
@@ -131,4 +133,3 @@ class LowLevelController:
         self.liftoff.copy_(state["liftoff"])
         self.gait.load_state_dict({k[5:]: v for k, v in state.items() if k.startswith("gait/")})
         self.body.load_state_dict({k[5:]: v for k, v in state.items() if k.startswith("body/")})
-        self.stance = self.gait.stance

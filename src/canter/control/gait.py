@@ -57,8 +57,9 @@ class GaitScheduler:
     def advance(self, dt: float, speed: torch.Tensor | float = 1.0) -> None:
         """φ ← (φ + dt f speed) mod 1; speed (num_envs,) or scalar, clamped to cfg.speed_range."""
         speed = torch.as_tensor(speed, dtype=self.phase.dtype, device=self.phase.device)
-        self.speed = speed.clamp(*self.cfg.speed_range).expand_as(self.phase).clone()
-        self.phase = torch.remainder(self.phase + dt * self.cfg.frequency * self.speed, 1.0)
+        # in place: carried between steps (a captured env step reads them there)
+        self.speed.copy_(speed.clamp(*self.cfg.speed_range).expand_as(self.phase))
+        self.phase.copy_(torch.remainder(self.phase + dt * self.cfg.frequency * self.speed, 1.0))
 
     @property
     def leg_phase(self) -> torch.Tensor:

@@ -76,6 +76,7 @@ def random_quat(count: int, generator: torch.Generator, device: torch.device) ->
     a, b = torch.sqrt(1.0 - u1), torch.sqrt(u1)
     quat = torch.stack((a * torch.sin(2 * math.pi * u2), a * torch.cos(2 * math.pi * u2),
                         b * torch.sin(2 * math.pi * u3), b * torch.cos(2 * math.pi * u3)), dim=-1)
-    # (x, y, z, w) of Shoemake's form reordered to (w, x, y, z), then one hemisphere
-    quat = quat[:, [3, 0, 1, 2]]
+    # (x, y, z, w) of Shoemake's form reordered to (w, x, y, z), then one hemisphere (a roll, not a
+    # list index: that would copy the index to the device on every call)
+    quat = torch.roll(quat, 1, dims=1)
     return torch.where(quat[:, :1] < 0, -quat, quat)

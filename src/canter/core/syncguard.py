@@ -30,6 +30,13 @@ _HOST_READS = {
     torch.Tensor.argwhere, torch.Tensor.__format__,
 }  # fmt: skip
 
+# linear algebra that checks its result on the host on CUDA (LAPACK-style `info`, read with a sync and
+# raised as an error): the `_ex` variants return `info` as a tensor instead
+_CHECKED_LINALG = {
+    torch.linalg.solve, torch.linalg.inv, torch.inverse, torch.linalg.cholesky, torch.cholesky,
+    torch.linalg.lu_factor, torch.linalg.ldl_factor,
+}  # fmt: skip
+
 
 class HostSyncError(RuntimeError):
     """A host synchronization inside a HostSyncGuard(mode="error") block."""
@@ -51,6 +58,13 @@ def _is_bool_index(index: Any) -> bool:
     return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in items)
 
 
+def _is_host_list_index(index: Any) -> bool:
+    """A Python list (or nested sequence) in an index: torch turns it into a CPU index tensor and copies
+    it to the device from pageable memory on every call (not allowed while a CUDA graph is captured)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, list) for i in items)
+
+
 def _is_tensor_index(index: Any) -> bool:
     items = index if isinstance(index, tuple) else (index,)
     return any(isinstance(i, torch.Tensor) for i in items)
@@ -60,9 +74,9 @@ class HostSyncGuard(TorchFunctionMode):
     """Counts (mode="record") or refuses (mode="error") host synchronizations, by Canter call site.
 
     Flagged: item, tolist, bool/int/float/index of a tensor, cpu(), numpy(), nonzero/argwhere,
-    unique, masked_select, indexing or assigning with a boolean mask, assigning a Python number or
-    list through a tensor index, and torch.tensor / torch.as_tensor of host data onto a non-CPU
-    target (counted here for a CPU target too when `device_like` says the tensors stand for a GPU's).
+    unique, masked_select, indexing or assigning with a boolean mask or a Python list, assigning a
+    Python number or list through a tensor index, torch.tensor / torch.as_tensor of host data, and
+    the linear algebra that checks its result on the host on CUDA (linalg.solve, inv, cholesky, ...).
     A write of a Python scalar through a plain slice (`t[:] = 0`) is a fill kernel, not a copy, and passes.
     """
 
@@ -84,12 +98,18 @@ class HostSyncGuard(TorchFunctionMode):
         if func in _HOST_READS:
             name = getattr(func, "__name__", str(func))
             self._flag(name)
+        elif func in _CHECKED_LINALG:
+            self._flag(f"{func.__name__} checking its result on the host (the _ex variant does not)")
         elif func is torch.Tensor.__getitem__ and len(args) > 1 and _is_bool_index(args[1]):
             self._flag("boolean-mask indexing")
+        elif func is torch.Tensor.__getitem__ and len(args) > 1 and _is_host_list_index(args[1]):
+            self._flag("a Python list as an index (copied to the device on every call)")
         elif func is torch.Tensor.__setitem__ and len(args) > 2:
             index, value = args[1], args[2]
             if _is_bool_index(index):
                 self._flag("boolean-mask assignment")
+            elif _is_host_list_index(index):
+                self._flag("a Python list as an index (copied to the device on every call)")
             elif _is_tensor_index(index) and not isinstance(value, torch.Tensor):
                 self._flag("host value written through a tensor index")
         elif func in (torch.tensor, torch.as_tensor) and args and not isinstance(args[0], torch.Tensor):

@@ -33,6 +33,9 @@ class EnvCfg(Validated):
     clip_actions: bound of the policy's raw actions, ±clip_actions (legged_gym's clip_actions): what
         the actuators receive and what rewards and observations see (the action-rate penalty of a
         policy fed a runaway env's observations stays bounded). None: unbounded.
+    cuda_graph: run each env step as one replayed CUDA graph (actions, physics, terms, resets,
+        observations: canter.envs.cuda_graph), captured after a few eager steps. Needs the warp
+        backend on a CUDA device; results are those of the eager step (tests/gpu).
     """
 
     model_path: str
@@ -55,6 +58,7 @@ class EnvCfg(Validated):
     curriculum: dict[str, CurriculumTermCfg] = field(default_factory=dict)
     terrain: TerrainCfg | None = None  # None: the model's own floor, no terrain object
     symmetry: SymmetryCfg | None = None  # the robot's left-right mirror (with ObsTermCfg.mirror), for the learner
+    cuda_graph: bool = False  # the env step as one CUDA graph (warp backend on CUDA only)
 
     config_name = "env"
 

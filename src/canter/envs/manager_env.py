@@ -21,10 +21,12 @@ from rich.console import Console
 
 from canter.core import selection
 from canter.core.device import resolve_device
+from canter.core.errors import ConfigError
 from canter.core.mirror import Mirror
 from canter.core.profiling import section
 from canter.core.rng import make_generator
 from canter.core.validate import validate_tree
+from canter.envs.cuda_graph import GraphedStep
 from canter.envs.env_cfg import EnvCfg
 from canter.managers.action import ActionManager
 from canter.managers.command import CommandManager
@@ -49,6 +51,9 @@ class ManagerBasedRLEnv:
         validate_tree(cfg)
         self.cfg = cfg
         self.device = resolve_device(cfg.device)
+        if cfg.cuda_graph and (self.device.type != "cuda" or cfg.sim.backend != "warp"):
+            raise ConfigError(f"env.cuda_graph: a CUDA graph of the env step needs the warp backend on a CUDA "
+                              f"device (this env: backend {cfg.sim.backend!r} on {self.device})")
         self.num_envs = cfg.num_envs
         self.generator = make_generator(cfg.seed, self.device)
         # the terrain exists before the model: its spec edit puts the ground into the model
@@ -92,6 +97,7 @@ class ManagerBasedRLEnv:
         self._pending_log = dict(self._startup_log)
         self.obs_buf: dict[str, torch.Tensor] = {}
         self._no_catches = torch.zeros((), dtype=torch.int64, device=self.device)
+        self._graphed = GraphedStep(self, self._step) if cfg.cuda_graph else None
 
     @property
     def selects_by_mask(self) -> bool:
@@ -143,6 +149,21 @@ class ManagerBasedRLEnv:
     def step(
         self, actions: torch.Tensor
     ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        if self._graphed is not None:
+            return self._graphed(actions)
+        return self._step(actions)
+
+    @property
+    def cuda_graph(self) -> GraphedStep | None:
+        """The CUDA graph of the step (`cfg.cuda_graph`), or None."""
+        return self._graphed
+
+    def _step(
+        self, actions: torch.Tensor
+    ) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        # derived values cached in the last step describe the same state, but a captured step must
+        # compute them from the simulator's arrays, not read a previous step's tensors
+        self.scene.invalidate()
         with section("physics"):
             self.action_manager.process_action(actions.to(self.device))
             caught = self._step_physics()
@@ -265,6 +286,8 @@ class ManagerBasedRLEnv:
                 self._startup_log.update(randomization_summary(name, self.randomization_state[name]))
         self._pending_log = dict(self._startup_log)
         self.scene.invalidate()
+        if self._graphed is not None:  # tensors were replaced: capture again
+            self._graphed.invalidate()
 
     def take_sim_warnings(self) -> dict[str, int]:
         """MuJoCo's warnings since the last call (message -> count; counted, not printed: see

@@ -321,8 +321,7 @@ class OnPolicyRunner:
         length_sum = torch.zeros((), device=device)
         episodes = torch.zeros((), device=device)
         nonfinite = torch.zeros((), device=device)
-        log_sums: dict[str, torch.Tensor] = {}
-        log_counts: dict[str, torch.Tensor] = {}
+        logs = _LogSums(device)
         clock = PhaseClock(device, ("inference", "step"))
         start = time.perf_counter()
         with torch_threads(self.rollout_threads), torch.no_grad():
@@ -343,12 +342,7 @@ class OnPolicyRunner:
                 episodes += done.sum()
                 if "nonfinite_resets" in extras:
                     nonfinite += extras["nonfinite_resets"]
-                for key, value in extras.get("log", {}).items():
-                    # NaN: a per-reset mean of a step in which no env reset (canter.core.selection.mean)
-                    value = torch.as_tensor(value, device=device, dtype=torch.float32)
-                    valid = ~torch.isnan(value)
-                    log_sums[key] = log_sums.get(key, 0.0) + torch.where(valid, value, 0.0)
-                    log_counts[key] = log_counts.get(key, 0) + valid
+                logs.add(extras.get("log", {}))
             with section("gae"):
                 algorithm.compute_returns(obs)
         phase_times = clock.totals()  # on CUDA: one synchronization, after the rollout
@@ -372,6 +366,7 @@ class OnPolicyRunner:
         scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes", "nonfinite_"))}
         scalars.update({f"Perf/{k}": v for k, v in stats.items() if k.endswith(("fps", "_s"))})
         # the losses and the log sums: one device-to-host copy for the iteration's statistics
+        log_sums, log_counts = logs.totals()
         counts = {f"Count/{k}": v for k, v in log_counts.items()}
         host = _to_host({**{f"Loss/{k}": v for k, v in losses.items()}, **log_sums, **counts})
         losses = {k: host[f"Loss/{k}"] for k in losses}
@@ -398,6 +393,41 @@ class OnPolicyRunner:
                 logger.note_instability(self.iteration, stats["nonfinite_resets"], stats["episodes"],
                                         take() if take else {})
         return obs, {**stats, **losses}
+
+
+class _LogSums:
+    """The env's per-step log scalars summed over an iteration, each with the count of steps where it
+    was a number (NaN: a per-reset mean of a step in which no env reset, canter.core.selection.mean).
+    A step's values go in as one stacked tensor, a handful of kernels per step whatever their number
+    (on a GPU each kernel costs its launch)."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.groups: dict[tuple[str, ...], list[torch.Tensor]] = {}  # the step's keys -> [sums, counts]
+
+    def add(self, log: dict[str, Any]) -> None:
+        if not log:
+            return
+        keys = tuple(log)
+        values = torch.stack([torch.as_tensor(v, device=self.device, dtype=torch.float32).reshape(()) for v in log.values()])
+        valid = ~torch.isnan(values)
+        values = torch.where(valid, values, 0.0)
+        group = self.groups.get(keys)
+        if group is None:
+            self.groups[keys] = [values, valid.to(torch.float32)]
+        else:
+            group[0].add_(values)
+            group[1].add_(valid)
+
+    def totals(self) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """(sums, counts) by key, () tensors."""
+        sums: dict[str, torch.Tensor] = {}
+        counts: dict[str, torch.Tensor] = {}
+        for keys, (group_sums, group_counts) in self.groups.items():
+            for i, key in enumerate(keys):
+                sums[key] = sums[key] + group_sums[i] if key in sums else group_sums[i]
+                counts[key] = counts[key] + group_counts[i] if key in counts else group_counts[i]
+        return sums, counts
 
 
 def _to_host(values: dict[str, Any]) -> dict[str, float]:

@@ -34,6 +34,9 @@ Semantics follow the cpu backend (canter.sim.cpu, mujoco.batch.Batch):
   keep their derived values exactly as on the cpu backend. Given env ids or a mask, it (like
   set_const) runs under the same kind of Warp conditional, so a mask that names no env costs no
   forward and no host read: the env passes its reset mask every step (resets_on_device).
+- joined_capture(): inside it, the simulator's work joins a CUDA graph that torch captures on its
+  current stream (the whole env step as one graph, canter.envs.cuda_graph): plain kernels on that
+  stream, conditional nodes for the NaN guard and masked forwards, no graphs of its own.
 - Capacity: contacts (nconmax, pooled over worlds) and constraint rows (njmax, per world) are fixed at
   construction. Overflowing worlds drop constraints (objects sink in); MuJoCo Warp flags them in
   Data.overflow, exposed as `overflow`, and the simulator warns once. Defaults are sized from the
@@ -287,6 +290,10 @@ class WarpSimulator(Simulator):
         self.njmax = self.mjw_data.njmax
         self._template = mujoco.MjData(model)
         self._graphs: dict[tuple, wp.Graph] = {}
+        # bumped whenever captured work would hold stale arrays (expand, set_default_keyframe): a CUDA
+        # graph of the whole env step (canter.envs.cuda_graph) is captured again when it changes
+        self.graph_epoch = 0
+        self._joined: wp.Stream | None = None  # the stream of an outer CUDA graph capture (joined_capture)
         self._fields: dict[str, torch.Tensor] = {}
         self._expanded: dict[str, torch.Tensor] = {}  # name -> view, for expand() and set_const()
         self._overflow_warned = False
@@ -366,6 +373,11 @@ class WarpSimulator(Simulator):
         cannot be captured, the flag is read on the host instead (one synchronization), with a warning,
         and `work` runs as a CUDA graph if `capture`, else directly."""
         self._any_bad.copy_(mask.any())
+        if self._joined is not None and (key in self._host_conditions or (
+                self._stream is not None and key not in self._arenas)):
+            raise RuntimeError(f"sim: {key[0]} cannot join a CUDA graph capture: "
+                               + ("its condition is read on the host" if key in self._host_conditions
+                                  else "it has not run eagerly yet (its allocations are recorded then)"))
         if key not in self._host_conditions:
             try:
                 body = work if self._stream is None else self._without_allocations(key, work)
@@ -409,6 +421,33 @@ class WarpSimulator(Simulator):
     def _recover_body(self) -> None:
         self._reset_body()
         mjw.forward(self.mjw_model, self.mjw_data)
+
+    @contextlib.contextmanager
+    def joined_capture(self) -> Iterator[None]:
+        """Inside the block, this simulator's warp work joins the CUDA graph capture that torch runs
+        on its current stream (torch.cuda.graph): registered with Warp as an external capture, on
+        that stream, as plain kernels (no nested graphs) and conditional nodes for the NaN guard and
+        masked forwards. Their allocations must have been recorded by an eager call first."""
+        if self._stream is None:
+            raise RuntimeError("sim: joined_capture needs a CUDA device")
+        stream = wp.stream_from_torch(torch.cuda.current_stream(self.device))
+        wp.capture_begin(stream=stream, external=True, force_module_load=False)
+        self._joined = stream
+        try:
+            yield
+        finally:
+            self._joined = None
+            wp.capture_end(stream=stream)
+
+    def uncapturable(self) -> str | None:
+        """Why this simulator's step cannot join a CUDA graph capture, or None: a conditional body that
+        fell back to reading its condition on the host (see _run_if's warning)."""
+        if self._stream is None:
+            return "the simulator is not on a CUDA device"
+        if self._host_conditions:
+            names = ", ".join(sorted(key[0] for key in self._host_conditions))
+            return f"sim: {names} read their condition on the host (their Warp work could not run as a conditional node)"
+        return None
 
     def poll_warnings(self) -> None:
         """Warn (once per simulator) if any env ran out of contact/constraint capacity since the last
@@ -471,6 +510,7 @@ class WarpSimulator(Simulator):
                 if out.shape[1]:
                     self._key_rows.append((wp.array(values[key].astype(np.float32), dtype=wp.float32), out))
         self._graphs.clear()  # captured resets hold the previous rows
+        self.graph_epoch += 1
 
     def forward(self, env_ids: torch.Tensor | None = None) -> None:
         mask = self._mask(env_ids)
@@ -530,6 +570,7 @@ class WarpSimulator(Simulator):
             setattr(owner, attr, expanded)
             array = expanded
             self._graphs.clear()  # captured graphs hold the replaced array
+            self.graph_epoch += 1
         view = _torch_view(array, template, self.num_envs)
         self._expanded[name] = view
         return view
@@ -650,7 +691,7 @@ class WarpSimulator(Simulator):
         """Run warp work; on CUDA capture it as a CUDA graph on first use (per key) and replay it.
         Graphs hold array addresses, so they are dropped when expand() replaces a model array."""
         with self._scope():
-            if self._stream is None:
+            if self._stream is None or self._joined is not None:  # no graphs, or inside an outer one
                 work()
                 return
             graph = self._graphs.get(key)
@@ -674,6 +715,10 @@ class WarpSimulator(Simulator):
         with wp.ScopedDevice(self._wp_device):
             if self._stream is None:
                 yield
+                return
+            if self._joined is not None:  # an outer capture: its stream, in torch's order already
+                with wp.ScopedStream(self._joined, sync_enter=False):
+                    yield
                 return
             torch_stream = wp.stream_from_torch(torch.cuda.current_stream(self.device))
             self._stream.wait_stream(torch_stream)

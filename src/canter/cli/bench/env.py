@@ -21,6 +21,7 @@ class EnvArgs:
     seconds: float = 3.0  # measuring time per repetition and side
     repeats: int = 5
     seed: int = 0
+    cuda_graph: bool = False  # the env step as one CUDA graph (warp backend on CUDA: env.cuda_graph)
     json: bool = False  # print JSON instead of a table
 
     def run(self, rest: list[str]) -> int:
@@ -56,6 +57,8 @@ def env_main(args: EnvArgs) -> int:
     Console().print(table)
     if result.env_physics_share is not None:
         print(f"env physics share (time in sim.step / env step time): {result.env_physics_share:.3f}")
+    if result.cuda_graph:
+        print("env step as a CUDA graph: " + ("replayed" if result.cuda_graph_active else "not captured"))
     if result.gpu_memory_bytes is not None:
         print(f"GPU memory in use: {result.gpu_memory_bytes / 2**30:.2f} GiB ({result.machine['gpu']})")
     print(f"model: {result.model_path}  cpu: {result.machine['cpu']}  commit: {result.machine['commit']}")

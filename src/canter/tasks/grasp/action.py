@@ -118,7 +118,7 @@ class EndEffectorDeltaAction(ActionTerm):
         jacobian = hinge_jacobian(sim.field("xaxis")[:, self.joint_ids], sim.field("xanchor")[:, self.joint_ids], tcp)
         # dq = J^T (J J^T + lambda^2 I)^-1 e
         gram = jacobian @ jacobian.transpose(1, 2) + cfg.damping**2 * self.eye
-        dq = (jacobian.transpose(1, 2) @ torch.linalg.solve(gram, error.unsqueeze(2))).squeeze(2)
+        dq = (jacobian.transpose(1, 2) @ torch.linalg.solve_ex(gram, error.unsqueeze(2))[0]).squeeze(2)
         q = sim.qpos[:, self.qpos_adr]
         ctrl[:, self.arm_ctrl] = torch.clamp(q + dq, self.q_low, self.q_high).to(ctrl.dtype)
         # binary: a student's 0.3 closes the gripper as firmly as the expert's 1.0

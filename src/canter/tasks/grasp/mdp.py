@@ -147,7 +147,8 @@ class SphereLiftedAndHeld(ManagerTerm):
         self, env: ManagerBasedRLEnv, sphere: Resolved, height: float = 0.10, hold_s: float = 1.0, **params: Any
     ) -> torch.Tensor:
         lifted = sphere_height(env, sphere) >= height
-        self.held_s = torch.where(lifted, self.held_s + env.step_dt, torch.zeros_like(self.held_s))
+        # in place: state carried between steps keeps its storage (a captured env step reads it there)
+        self.held_s.copy_(torch.where(lifted, self.held_s + env.step_dt, torch.zeros_like(self.held_s)))
         return self.held_s >= hold_s - 1e-6
 
     def reset(self, env_ids: torch.Tensor) -> None:

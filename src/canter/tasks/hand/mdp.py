@@ -143,10 +143,11 @@ class CubeGoalCommand(CommandTerm):
 
     def compute(self, dt: float) -> None:
         # a reached goal is replaced at once; the streak grows
-        self.reached = self.distance() <= self.cfg.tolerance
+        # in place: state carried between steps keeps its storage (a captured env step reads it there)
+        self.reached.copy_(self.distance() <= self.cfg.tolerance)
         self.successes += self.reached
         self.resample(self.env.select(self.reached))
-        self.last_distance = self.distance()
+        self.last_distance.copy_(self.distance())
 
     def reset(self, env_ids: torch.Tensor) -> None:
         selection.put(self.episode_successes, env_ids, selection.take(self.successes, env_ids))
