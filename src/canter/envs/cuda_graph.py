@@ -158,8 +158,10 @@ class GraphedStep:
                 reason = " ".join(str(err).split())[:300]
                 raise ConfigError(f"env.cuda_graph: the env step could not be captured as a CUDA graph ({reason}); "
                                   "run without it (tests/core/test_syncguard.py finds what a step must not do)") from err
+        graph = self.graph
+        assert graph is not None
         self._actions.copy_(actions.detach())
-        self.graph.replay()
+        graph.replay()
         env.common_step_counter += 1
         env.obs_buf, env.extras = self._outputs[0], self._outputs[4]
         # the caller's own copy: the graph's buffers are overwritten by the next replay
