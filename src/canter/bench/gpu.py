@@ -24,6 +24,7 @@ and train benches run on the cpu backend at `fallback_envs` envs instead, marked
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -222,8 +223,11 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
         if not folder.is_dir():
             check.skip("tests", "pytest-gpu", f"no tests folder at {folder} (run from a source checkout)")
             return
+        # with pytest-xdist (add its wheel to the bundle) the tests run side by side: each parity test
+        # spends most of its time building Warp's CPU-device kernels of its model, on one core
+        workers = ["-n", str(min(9, os.cpu_count() or 1))] if check.cuda and importlib.util.find_spec("xdist") else []
         record = check.run("tests", "pytest-gpu", ["-m", "pytest", "-q", "-m", "gpu", "-p", "no:cacheprovider", "-rA",
-                                                 str(folder / "gpu")], limit=900, parse_json=False)
+                                                 *workers, str(folder / "gpu")], limit=900, parse_json=False)
         record.result = _pytest_counts(check.out / record.log)
         if not check.cuda:
             record.reason = record.reason or "no CUDA: the gpu tests skip themselves"

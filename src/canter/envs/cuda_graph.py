@@ -165,7 +165,11 @@ class GraphedStep:
         env.common_step_counter += 1
         env.obs_buf, env.extras = self._outputs[0], self._outputs[4]
         # the caller's own copy: the graph's buffers are overwritten by the next replay
-        return self._packed.unpack([flat.clone() for flat in self._flats])
+        outputs = self._packed.unpack([flat.clone() for flat in self._flats])
+        if env._pending_log:  # a reset since the capture: its startup log goes with this step, once
+            outputs[4]["log"] = {**env._pending_log, **outputs[4]["log"]}
+            env._pending_log = {}
+        return outputs
 
     def _capture(self, actions: torch.Tensor) -> None:
         env = self.env
