@@ -30,58 +30,45 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
 
 from canter.core.errors import ConfigError
 
 
-def _map_tree(value: Any, fn: Callable[[torch.Tensor], Any]) -> Any:
-    if isinstance(value, torch.Tensor):
-        return fn(value)
-    if isinstance(value, dict):
-        return {k: _map_tree(v, fn) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_map_tree(v, fn) for v in value)
-    if isinstance(value, list):
-        return [_map_tree(v, fn) for v in value]
-    return value
-
-
 class _PackedOutputs:
-    """A step's outputs (a tree of tensors) packed into one flat buffer per dtype inside the graph, so
-    that handing the caller its own copy costs one copy per dtype, not one per tensor."""
+    """A step's outputs (a pytree of tensors) packed into one flat buffer per dtype inside the graph,
+    so that handing the caller its own copy costs one copy per dtype, not one per tensor."""
 
     def __init__(self, tree: Any):
-        self.tree = tree
-        leaves: list[torch.Tensor] = []
-        _map_tree(tree, leaves.append)
-        self.dtypes = sorted({t.dtype for t in leaves}, key=str)
+        self.leaves, self.spec = tree_flatten(tree)
+        tensors = [t for t in self.leaves if isinstance(t, torch.Tensor)]
+        self.dtypes = sorted({t.dtype for t in tensors}, key=str)
         self.slots: dict[int, tuple[int, int, int, tuple[int, ...]]] = {}  # id -> (dtype index, start, numel, shape)
         sizes = [0] * len(self.dtypes)
-        for t in leaves:
-            if id(t) in self.slots:
-                continue
-            d = self.dtypes.index(t.dtype)
-            self.slots[id(t)] = (d, sizes[d], t.numel(), tuple(t.shape))
-            sizes[d] += t.numel()
-        self.leaves = leaves
+        self.unique: list[torch.Tensor] = []  # a tensor that appears twice is packed once
+        for t in tensors:
+            if id(t) not in self.slots:
+                d = self.dtypes.index(t.dtype)
+                self.slots[id(t)] = (d, sizes[d], t.numel(), tuple(t.shape))
+                sizes[d] += t.numel()
+                self.unique.append(t)
 
     def pack(self) -> list[torch.Tensor]:
-        """Flat buffers of the leaves (run inside the capture: the graph fills them)."""
-        seen: set[int] = set()
+        """Flat buffers of the tensors (run inside the capture: the graph fills them)."""
         groups: list[list[torch.Tensor]] = [[] for _ in self.dtypes]
-        for t in self.leaves:
-            if id(t) not in seen:
-                seen.add(id(t))
-                groups[self.slots[id(t)][0]].append(t.reshape(-1))
+        for t in self.unique:
+            groups[self.slots[id(t)][0]].append(t.reshape(-1))
         return [torch.cat(group) for group in groups]
 
     def unpack(self, flats: list[torch.Tensor]) -> Any:
         """The tree with every tensor a view of `flats`."""
-        def view(t: torch.Tensor) -> torch.Tensor:
-            d, start, numel, shape = self.slots[id(t)]
+        def view(leaf: Any) -> Any:
+            if not isinstance(leaf, torch.Tensor):
+                return leaf
+            d, start, numel, shape = self.slots[id(leaf)]
             return flats[d][start:start + numel].view(shape)
 
-        return _map_tree(self.tree, view)
+        return tree_unflatten([view(leaf) for leaf in self.leaves], self.spec)
 
 
 def cuda_generators(root: object, limit: int = 10) -> list[torch.Generator]:
@@ -118,8 +105,6 @@ class GraphedStep:
     `common_step_counter` and the `extras`/`obs_buf` attributes the eager step sets."""
 
     def __init__(self, env: Any, eager_step: Callable[[torch.Tensor], tuple], warmup: int = 3):
-        if env.device.type != "cuda" or not hasattr(env.sim, "joined_capture"):
-            raise RuntimeError("a CUDA graph of the env step needs the warp backend on a CUDA device")
         self.env = env
         self.eager_step = eager_step
         self.warmup = warmup
@@ -154,7 +139,6 @@ class GraphedStep:
             try:
                 self._capture(actions)
             except Exception as err:
-                self.graph = None
                 reason = " ".join(str(err).split())[:300]
                 raise ConfigError(f"env.cuda_graph: the env step could not be captured as a CUDA graph ({reason}); "
                                   "run without it (tests/core/test_syncguard.py finds what a step must not do)") from err
