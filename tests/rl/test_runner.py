@@ -421,3 +421,16 @@ def test_keep_snapshots_keeps_every_periodic_save_as_it_was(tmp_path):
     plain = tmp_path / "plain"
     _cartpole_runner(plain, max_iterations=2, save_interval=1).learn()
     assert not (plain / "snapshots").exists()  # off by default
+
+
+def test_log_sums_skip_nan_and_merge_steps_with_other_keys():
+    from canter.rl.runner import _LogSums
+
+    logs = _LogSums(torch.device("cpu"))
+    logs.add({"a": torch.tensor(1.0), "b": torch.tensor(float("nan"))})  # b: no env reset this step
+    logs.add({"a": torch.tensor(3.0), "b": torch.tensor(4, dtype=torch.int64)})
+    logs.add({"startup": 2.5, "a": torch.tensor(5.0), "b": torch.tensor(6.0)})  # a reset's startup log, once
+    logs.add({})
+    sums, counts = logs.totals()
+    assert {k: float(v) for k, v in sums.items()} == {"a": 9.0, "b": 10.0, "startup": 2.5}
+    assert {k: float(v) for k, v in counts.items()} == {"a": 3.0, "b": 2.0, "startup": 1.0}
