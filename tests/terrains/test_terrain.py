@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import partial
 
 import mujoco
 import numpy as np
@@ -232,6 +233,43 @@ def test_heightfield_model_matches_the_heights_and_the_dog_stands_on_it():
     assert np.isfinite(data.qpos).all()
     assert any(floor.id in (c.geom1, c.geom2) for c in data.contact[: data.ncon])
     assert data.qpos[2] - origin[2] > 0.15
+
+
+def test_a_window_of_the_heightfield_has_the_same_ground_inside_and_none_outside():
+    """edit_spec(window=...) (what a terrain video renders): rays down inside the window hit the
+    cut field at the full field's heights, to the cell edges the window covers; outside it, nothing."""
+    terrain = _terrain(_cfg(proportions={"rough": 1.0, "stairs_up": 1.0, "slope_up": 1.0}))
+    full = load_model(asset_path("dog.xml"), (terrain.edit_spec,))
+    x0, y0 = terrain.map.origin
+    cx, cy, half = x0 + 1.33, y0 + 9.87, 2.5  # near the map's edge: the window is clipped on x
+    cut = load_model(asset_path("dog.xml"), (partial(terrain.edit_spec, window=(cx, cy, half)),))
+    # grid points [0 (clipped from -11.7) .. ceil(38.3)] on x, [floor(73.7) .. ceil(123.7)] on y
+    assert (int(cut.hfield_ncol[0]), int(cut.hfield_nrow[0])) == (40, 124 - 73 + 1)
+    assert full.nq == cut.nq and full.nbody == cut.nbody
+    # the floor's checker (16 x 16 repeats over the whole field) keeps its size per metre
+    nx, ny = terrain.map.heights.shape
+    np.testing.assert_allclose(cut.material("grid").texrepeat, [16 * 39 / (nx - 1), 16 * 51 / (ny - 1)], rtol=1e-6)
+    np.testing.assert_allclose(full.material("grid").texrepeat, [16, 16])
+    geom_id = np.zeros(1, dtype=np.int32)
+    down = np.array([0.0, 0.0, -1.0])
+
+    def ground(model: mujoco.MjModel, x: float, y: float) -> float | None:
+        data = mujoco.MjData(model)
+        data.qpos[0] = 100.0  # the dog out of the way
+        mujoco.mj_forward(model, data)
+        distance = mujoco.mj_ray(model, data, np.array([x, y, 5.0]), down, None, 1, -1, geom_id)
+        return None if geom_id[0] != model.geom("floor").id else 5.0 - distance
+
+    rng = np.random.default_rng(3)
+    for u, v in rng.uniform((-1.32, -half + 0.01), half - 0.01, (40, 2)):
+        expected = ground(full, cx + u, cy + v)
+        assert expected is not None
+        assert ground(cut, cx + u, cy + v) == pytest.approx(expected, abs=1e-4)
+    # grid point (5, 80) exactly, a stair edge or rough cell of the corner block
+    assert ground(cut, x0 + 0.5, y0 + 8.0) == pytest.approx(float(terrain.map.heights[5, 80]), abs=1e-4)
+    assert ground(cut, cx + half + 0.3, cy) is None and ground(cut, cx, cy - half - 0.3) is None
+    with pytest.raises(ConfigError, match="half-width must be > 0"):
+        load_model(asset_path("dog.xml"), (partial(terrain.edit_spec, window=(cx, cy, 0.0)),))
 
 
 def test_pin_puts_every_env_on_one_row_of_one_type_and_the_curriculum_leaves_it_there():

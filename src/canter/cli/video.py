@@ -12,6 +12,9 @@ from canter.core.errors import CanterError
 from canter.envs.manager_env import ManagerBasedRLEnv
 
 STRIP_FRAMES = 8
+# heightfield drawn around env 0 in a terrain video (m, half-width) and how near its edge env 0 may come
+TERRAIN_HALF = 16.0
+TERRAIN_MARGIN = 6.0
 
 
 class _Recorder:
@@ -46,21 +49,23 @@ def write_frame_strip(frames: list[np.ndarray], path: Path) -> Path:
 
 
 class VideoRecorder(_Recorder):
+    """Video of env 0 through a camera of the model. On a heightfield terrain the rendered ground is
+    the part within TERRAIN_HALF m of env 0 (cut afresh when env 0 comes within TERRAIN_MARGIN m of
+    the cut's edge or is moved to another block): the whole field is drawn triangle by triangle by a
+    software renderer, its shadow pass again, and a camera that follows the robot sees a few blocks."""
+
     def __init__(self, env: ManagerBasedRLEnv, path: str, width: int, height: int, camera: str | None):
         self.env = env
         self.path = Path(path)
         self.fps = 1.0 / env.step_dt
+        self.width, self.height = width, height
         super().__init__()
-        model = env.sim.model
-        model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
-        model.vis.global_.offheight = max(model.vis.global_.offheight, height)
-        try:
-            self.renderer = mujoco.Renderer(model, height, width)
-        except Exception as err:
-            raise CanterError(f"offscreen rendering is unavailable ({' '.join(str(err).split())}); "
-                              "install libegl1 and libegl-mesa0, or set MUJOCO_GL=osmesa with libosmesa6") from err
+        terrain = env.terrain
+        self.cropped = terrain is not None and terrain.map is not None
+        self.window_center = np.zeros(2)
+        self._build(env.sim.model if not self.cropped else self._cropped_model(env.sim.qpos[0, :2]))
+        model = self.model
         self.camera = camera if camera is not None else (0 if model.ncam > 0 else -1)
-        self.data = mujoco.MjData(model)
         try:
             import imageio.v2 as imageio
         except ImportError as err:
@@ -68,11 +73,41 @@ class VideoRecorder(_Recorder):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.writer = imageio.get_writer(str(self.path), fps=self.fps, codec="libx264", quality=7, macro_block_size=8)
 
+    def _build(self, model: mujoco.MjModel) -> None:
+        model.vis.global_.offwidth = max(model.vis.global_.offwidth, self.width)
+        model.vis.global_.offheight = max(model.vis.global_.offheight, self.height)
+        if getattr(self, "renderer", None) is not None:
+            self.renderer.close()
+        try:
+            self.renderer = mujoco.Renderer(model, self.height, self.width)
+        except Exception as err:
+            raise CanterError(f"offscreen rendering is unavailable ({' '.join(str(err).split())}); "
+                              "install libegl1 and libegl-mesa0, or set MUJOCO_GL=osmesa with libosmesa6") from err
+        self.model = model
+        self.data = mujoco.MjData(model)
+
+    def _cropped_model(self, xy: Any) -> mujoco.MjModel:
+        """The env's model with its heightfield cut to TERRAIN_HALF m around world xy (the root's
+        position: a free joint's first two coordinates)."""
+        from functools import partial
+
+        from canter.sim.model import load_model
+
+        cfg, terrain = self.env.cfg, self.env.terrain
+        assert terrain is not None
+        self.window_center = xy.detach().cpu().numpy().astype(np.float64)  # a copy: not a view of qpos
+        edit = partial(terrain.edit_spec, window=(*self.window_center.tolist(), TERRAIN_HALF))
+        return load_model(cfg.model_path, (*cfg.spec_edits, edit), cfg.sim.timestep)
+
     def capture(self) -> None:
         sim = self.env.sim
+        if self.cropped:
+            xy = sim.qpos[0, :2]
+            if np.abs(xy.detach().cpu().numpy() - self.window_center).max() > TERRAIN_HALF - TERRAIN_MARGIN:
+                self._build(self._cropped_model(xy))
         self.data.qpos[:] = sim.qpos[0].detach().cpu().numpy()
         self.data.qvel[:] = sim.qvel[0].detach().cpu().numpy()
-        mujoco.mj_forward(sim.model, self.data)
+        mujoco.mj_forward(self.model, self.data)
         self.renderer.update_scene(self.data, camera=self.camera)
         self._append(np.asarray(self.renderer.render()))
 

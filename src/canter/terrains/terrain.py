@@ -65,10 +65,16 @@ class Terrain:
         self.last_distance = torch.zeros(num_envs, device=self.device)
 
     # --- MuJoCo model -------------------------------------------------------------------------
-    def edit_spec(self, spec: mujoco.MjSpec) -> None:
+    def edit_spec(self, spec: mujoco.MjSpec, window: tuple[float, float, float] | None = None) -> None:
         """Spec edit: replace the world geom named "floor" (or add one) by the heightfield geom,
         colliding with everything (contype = conaffinity = 1) at cfg.friction. A plane terrain keeps
-        (or adds) a flat floor plane and only sets its friction."""
+        (or adds) a flat floor plane and only sets its friction.
+
+        window (x, y, half): only the part of the heightfield within `half` m of world (x, y) (each
+        axis; the cells that cover the square, clipped to the map), at its place in the world and
+        with its heights exact and its material's texture as large per metre (a texture that is not
+        `texuniform` repeats over the geom). For rendering: a software renderer draws every triangle
+        of the field, and a video's camera sees a few blocks of it."""
         floor = spec.geom(GEOM_NAME)
         material = floor.material if floor is not None else ""
         if self.map is None:
@@ -82,8 +88,16 @@ class Terrain:
         if floor is not None:
             spec.delete(floor)
         heights = self.map.heights
-        nx, ny = heights.shape
         h = self.map.horizontal_scale
+        center = [0.0, 0.0]
+        if window is not None:
+            full_shape = heights.shape
+            heights, center = _crop(heights, self.map.origin, h, window)
+            texture = spec.material(material) if material else None
+            if texture is not None and not texture.texuniform:  # its repeat spans the geom: kept per metre
+                texture.texrepeat = [r * (n - 1) / (f - 1) for r, n, f in
+                                     zip(texture.texrepeat, heights.shape, full_shape, strict=True)]
+        nx, ny = heights.shape
         low, high = float(heights.min()), float(heights.max())
         elevation = high - low
         # MuJoCo rescales elevation data to [0, 1] and maps it to [0, size[2]] above the geom frame
@@ -102,7 +116,7 @@ class Terrain:
             name=GEOM_NAME,
             type=mujoco.mjtGeom.mjGEOM_HFIELD,
             hfieldname=HFIELD_NAME,
-            pos=[0.0, 0.0, low],
+            pos=[center[0], center[1], low],
             friction=list(self.cfg.friction),
         )
         geom.contype, geom.conaffinity, geom.condim = 1, 1, 3
@@ -239,3 +253,22 @@ def _cell_corners(heights: torch.Tensor) -> torch.Tensor:
     rows h[i, j], h[i, j+1], h[i+1, j], h[i+1, j+1]."""
     corners = (heights[:-1, :-1], heights[:-1, 1:], heights[1:, :-1], heights[1:, 1:])
     return torch.stack([c.reshape(-1) for c in corners])
+
+
+def _crop(
+    heights: np.ndarray, origin: tuple[float, float], h: float, window: tuple[float, float, float]
+) -> tuple[np.ndarray, list[float]]:
+    """The cells of the (nx, ny) height grid (point (0, 0) at world `origin`, spacing h) that cover
+    the square of half-width window[2] around world window[:2], clipped to the grid (at least one
+    cell each way), and the world (x, y) of the crop's centre."""
+    x, y, half = window
+    if not half > 0:
+        raise ConfigError(f"terrain window: the half-width must be > 0, got {half}")
+    bounds = []
+    for c, o, n in ((x, origin[0], heights.shape[0]), (y, origin[1], heights.shape[1])):
+        lo = int(np.clip(np.floor((c - half - o) / h), 0, n - 2))
+        hi = int(np.clip(np.ceil((c + half - o) / h), lo + 1, n - 1))
+        bounds.append((lo, hi))
+    (i0, i1), (j0, j1) = bounds
+    center = [origin[0] + (i0 + i1) / 2.0 * h, origin[1] + (j0 + j1) / 2.0 * h]
+    return heights[i0:i1 + 1, j0:j1 + 1], center

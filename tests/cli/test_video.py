@@ -1,0 +1,81 @@
+"""The video recorder's terrain window: the heightfield a video draws is cut around env 0 and cut
+afresh where env 0 walks towards the cut's edge (no GL needed: the renderer is replaced by a stub
+that records what it was built for)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pytest
+import torch
+
+from canter.cli import video
+from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.tasks import REGISTRY
+
+
+class _StubRenderer:
+    built: ClassVar[list] = []
+
+    def __init__(self, model, height: int, width: int):
+        self.model, self.shape = model, (height, width, 3)
+        _StubRenderer.built.append(self)
+
+    def update_scene(self, data, camera=None) -> None:
+        self.qpos = data.qpos.copy()
+
+    def render(self) -> np.ndarray:
+        return np.zeros(self.shape, dtype=np.uint8)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def stub_renderer(monkeypatch):
+    _StubRenderer.built = []
+    monkeypatch.setattr(video.mujoco, "Renderer", _StubRenderer)
+    return _StubRenderer.built
+
+
+def test_a_terrain_video_draws_the_ground_around_env_0_and_follows_it(tmp_path, stub_renderer):
+    cfg = REGISTRY.get("dog-rough").env_cfg()
+    cfg.num_envs = 2
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    with torch.no_grad():
+        env.sim.qpos[0, :2] = 0.0  # the map's centre: the window is not clipped by the map's edge
+    full = env.sim.model
+    recorder = video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, None)
+    first = stub_renderer[-1].model
+    half, cells = video.TERRAIN_HALF, round(2 * video.TERRAIN_HALF / env.terrain.map.horizontal_scale)
+    # a window of 2 x 16 m at 0.1 m: 321 or 322 grid points each way, of the full field's 3 x as many or more
+    assert cells <= int(first.hfield_nrow[0]) <= cells + 2 and cells <= int(first.hfield_ncol[0]) <= cells + 2
+    assert int(full.hfield_nrow[0]) > 3 * cells
+    np.testing.assert_allclose(recorder.window_center, env.sim.qpos[0, :2].numpy())
+    recorder.capture()
+    assert len(stub_renderer) == 1  # env 0 at the centre: no new cut
+    np.testing.assert_array_equal(stub_renderer[-1].qpos, env.sim.qpos[0].numpy())
+    with torch.no_grad():  # env 0 a little off the centre, then near the edge (margin crossed)
+        env.sim.qpos[0, 0] += half - video.TERRAIN_MARGIN - 0.5
+    recorder.capture()
+    assert len(stub_renderer) == 1
+    with torch.no_grad():
+        env.sim.qpos[0, 1] -= half - video.TERRAIN_MARGIN + 0.5
+    recorder.capture()
+    assert len(stub_renderer) == 2 and stub_renderer[-1].model is not first
+    np.testing.assert_allclose(recorder.window_center, env.sim.qpos[0, :2].numpy())
+    assert recorder.frames == 3
+    recorder.close()
+
+
+def test_a_flat_task_renders_its_own_model(tmp_path, stub_renderer):
+    cfg = REGISTRY.get("cartpole").env_cfg()
+    cfg.num_envs = 2
+    env = ManagerBasedRLEnv(cfg)
+    recorder = video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, None)
+    assert stub_renderer[-1].model is env.sim.model
+    recorder.capture()
+    assert recorder.frames == 1
+    recorder.close()
