@@ -9,7 +9,7 @@ from canter.core.errors import ConfigError
 from canter.core.rng import make_generator
 from canter.rl.config import PolicyCfg
 from canter.rl.distributions import gaussian_entropy, gaussian_kl, gaussian_log_prob
-from canter.rl.modules import ActorCritic
+from canter.rl.modules import ActorCritic, build_mlp
 
 SHAPES = {"policy": (2,), "critic": (3,)}
 
@@ -94,3 +94,27 @@ def test_normalizers_per_group_update_only_in_training_mode():
     assert int(policy.normalizers["critic"].count) == 4
     torch.testing.assert_close(policy.normalizers["policy"].mean, obs["policy"].mean(0))
     assert "normalizers.critic.var" in policy.state_dict()
+
+
+def test_under_bf16_autocast_the_hidden_layers_run_in_bf16_and_the_output_layer_in_float32():
+    """A value near 40: bf16 spaces its numbers 0.25 apart there; the float32 output layer keeps what
+    the hidden layers' rounding leaves (a few hundredths), and the hidden layers did run in bf16."""
+    mlp = build_mlp(8, (64, 64), 1, "elu", output_gain=1.0, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        mlp[-1].bias.fill_(40.0)
+    x = torch.randn(256, 8, generator=torch.Generator().manual_seed(1))
+    reference = mlp(x)
+    dtypes = []
+    for layer in (mlp[0], mlp[-1]):
+        layer.register_forward_hook(lambda module, args, out: dtypes.append((args[0].dtype, out.dtype)))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        mixed = mlp(x)
+    first, output = dtypes
+    assert first == (torch.float32, torch.bfloat16) and output == (torch.float32, torch.float32)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        whole_bf16 = torch.nn.Sequential(*mlp)(x)  # every layer in bf16, the output too
+    assert mixed.dtype == torch.float32 and whole_bf16.dtype == torch.bfloat16
+    assert (mixed - reference).abs().max() < 0.06
+    assert torch.equal(whole_bf16.float() % 0.25, torch.zeros_like(reference))  # on bf16's grid
+    assert (mixed % 0.25 != 0).float().mean() > 0.9
+    assert torch.equal(mlp(x), reference)  # without autocast: nn.Sequential's float32 forward

@@ -45,6 +45,22 @@ class PolicyStep(NamedTuple):
     std: torch.Tensor
 
 
+class MLP(nn.Sequential):
+    """Linear-activation blocks and a linear output layer (see build_mlp). Under torch.autocast the
+    hidden layers, nearly all of the FLOPs, run in autocast's dtype and the output layer in float32
+    on float32 inputs: in bfloat16 a value of 40 is only known to ±0.125, and a rounded action mean
+    would move PPO's ratio away from 1 before any gradient step. Without autocast: nn.Sequential."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.is_autocast_enabled(x.device.type):
+            return super().forward(x)
+        *hidden, output = self
+        for layer in hidden:
+            x = layer(x)
+        with torch.autocast(x.device.type, enabled=False):
+            return output(x.float())
+
+
 def build_mlp(
     input_dim: int,
     hidden_dims: Sequence[int],
@@ -53,7 +69,7 @@ def build_mlp(
     *,
     output_gain: float,
     generator: torch.Generator,
-) -> nn.Sequential:
+) -> MLP:
     """Linear-activation blocks then a linear output layer: (..., input_dim) -> (..., output_dim).
 
     Hidden layers use the orthogonal gain √2; the output layer uses `output_gain` (small for the
@@ -65,7 +81,7 @@ def build_mlp(
         layers += [init_linear(in_dim, width, math.sqrt(2.0), generator), ACTIVATIONS[activation]()]
         in_dim = width
     layers.append(init_linear(in_dim, output_dim, output_gain, generator))
-    return nn.Sequential(*layers)
+    return MLP(*layers)
 
 
 def resolve_obs_groups(
