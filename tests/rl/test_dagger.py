@@ -134,19 +134,25 @@ class ImageTargetEnv(TargetEnv):
         return {"policy": obs["policy"][:, 1:], "camera": frame, "critic": obs["critic"]}
 
 
-def test_student_learns_from_pixels_with_a_cnn():
+@pytest.mark.parametrize("autocast", ["off", "bf16"])
+def test_student_learns_from_pixels_with_a_cnn(autocast):
     from canter.rl.config import CnnCfg
 
     env = ImageTargetEnv(num_envs=64, seed=4)
     algo = AlgoCfg(algo="dagger", num_steps_per_env=8, num_learning_epochs=4, num_mini_batches=4,
-                   learning_rate=3e-3, schedule="fixed", dagger=DaggerCfg(dataset_size=4096))
+                   learning_rate=3e-3, schedule="fixed", dagger=DaggerCfg(dataset_size=4096), autocast=autocast)
     policy = PolicyCfg(actor_hidden_dims=(32,), critic_hidden_dims=(8,), actor_obs_groups=("camera", "policy"),
                        image_obs_groups=("camera",),
                        cnn=CnnCfg(channels=(8,), kernel_sizes=(4,), strides=(2,), output_dim=32))
     expert = lambda obs: env.target[:, None].clone()  # noqa: E731 - the expert reads the full state
     algorithm = make_algorithm(env, policy, algo, seed=0, expert=expert)
     assert algorithm.dataset.observations["camera"].dtype == torch.uint8  # images kept as uint8
+    convolutions = []
+    conv = next(m for m in algorithm.policy.modules() if isinstance(m, torch.nn.Conv2d))
+    conv.register_forward_hook(lambda module, args, out: convolutions.append(out.dtype) if torch.is_grad_enabled() else None)
     run(algorithm, env, 30)
+    # the update's forward passes (with grad) ran their convolutions in the autocast dtype
+    assert set(convolutions) == {torch.bfloat16 if autocast == "bf16" else torch.float32}
     algorithm.eval_mode()
     obs = env.get_observations()
     with torch.no_grad():

@@ -244,10 +244,10 @@ class AlgoCfg(Validated):
         kernels: no codegen, for checking the traced program).
     compile_mode: torch.compile's mode; "reduce-overhead" replays CUDA graphs of the compiled
         functions on a GPU (no effect on the CPU).
-    autocast: "bf16" runs the update's forward pass under torch.autocast in bfloat16 (convolutions and
-        matmuls; parameters, losses and optimizer state stay float32): about 2x faster for the Nature
-        CNN on a CPU with AVX512-BF16 (BENCHMARKS.md §16). "off": float32 throughout. Measured on the
-        dog's MLP it made the update 1.7x faster but training diverged (§14), so it is off by default.
+    autocast: "bf16" runs the update's forward pass (PPO, A2C, GA3C, DAgger) under torch.autocast in
+        bfloat16: convolutions and the hidden layers' matmuls; the MLPs' output layers, parameters,
+        losses and optimizer state stay float32 (canter.rl.modules.MLP). About 2x faster for the
+        Nature CNN on a CPU with AVX512-BF16 (BENCHMARKS.md §16). "off": float32 throughout.
     symmetry: left-right symmetry for tasks that declare their mirror (EnvCfg.symmetry): "augment"
         adds the mirror image of every minibatch sample (mirrored observations and actions, the same
         advantages, returns and old log-probabilities) to the PPO loss; "loss" adds

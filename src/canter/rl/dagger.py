@@ -210,7 +210,9 @@ class Dagger:
         losses = []
         for observations, labels in self.dataset.mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs,
                                                               self.generator):
-            loss = (self.policy.act_inference(observations) - labels).square().sum(-1).mean()
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=cfg.autocast == "bf16"):
+                actions = self.policy.act_inference(observations)
+            loss = (actions.float() - labels).square().sum(-1).mean()
             gradient_step(loss, self.policy, self.optimizer, cfg.max_grad_norm)
             losses.append(loss.detach())
         stats = {
