@@ -91,3 +91,13 @@ def test_a_blind_dog_distilled_from_a_dog_rough_teacher(tmp_path, capsys):
     with pytest.raises(CanterError, match="is a 'cartpole' run; this run is 'dog-rough-blind' \\(its teacher: a 'dog-rough-blind' or 'dog-rough' run\\)"):
         main(["train", "dog-rough-blind", "--run-dir", str(tmp_path / "b"), *SMALL, "--teacher", str(cartpole)])
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_bench_train_runs_a_dagger_task_with_its_scripted_expert():
+    """`canter bench train arm-grasp` imitates the task's expert, as `canter train` does (it stopped
+    at "algo dagger needs an expert" before)."""
+    from canter.bench.train import run_train_bench
+
+    result = run_train_bench("arm-grasp", 0.5, ["--num-envs", "4", "--agent.algo.num-steps-per-env", "4",
+                                                "--agent.algo.dagger.dataset-size", "64"])
+    assert result.algo == "dagger" and result.iterations >= 2 and result.env_steps == result.iterations * 16

@@ -24,7 +24,7 @@ from canter.core import profiling
 from canter.core.errors import ConfigError
 from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
-from canter.runs.args import cpu_physics, init_rank, make_rank_env, parse_train_args
+from canter.runs.args import cpu_physics, init_rank, make_rank_env, parse_train_args, task_expert
 from canter.runs.launch import launch
 
 FIGURES = ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s")
@@ -94,7 +94,8 @@ def run_train_bench(
         profiling.enable()
     profiling.start_timing()
     with tempfile.TemporaryDirectory() as tmp:
-        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args))
+        runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args),
+                                task=task, expert=task_expert(task, args, env))
         obs = env.reset()[0]
         runner.algorithm.train_mode()
         rows: list[dict[str, float]] = []
