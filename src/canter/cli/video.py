@@ -51,7 +51,7 @@ def write_frame_strip(frames: list[np.ndarray], path: Path) -> Path:
 class VideoRecorder(_Recorder):
     """Video of env 0 through a camera of the model. On a heightfield terrain the rendered ground is
     the part within TERRAIN_HALF m of env 0 (cut afresh when env 0 comes within TERRAIN_MARGIN m of
-    the cut's edge or is moved to another block): the whole field is drawn triangle by triangle by a
+    the cut's edge, walking or moved by a reset): the whole field is drawn triangle by triangle by a
     software renderer, its shadow pass again, and a camera that follows the robot sees a few blocks."""
 
     def __init__(self, env: ManagerBasedRLEnv, path: str, width: int, height: int, camera: str | None):
@@ -62,10 +62,11 @@ class VideoRecorder(_Recorder):
         super().__init__()
         terrain = env.terrain
         self.cropped = terrain is not None and terrain.map is not None
-        self.window_center = np.zeros(2)
-        self._build(env.sim.model if not self.cropped else self._cropped_model(env.sim.qpos[0, :2]))
-        model = self.model
-        self.camera = camera if camera is not None else (0 if model.ncam > 0 else -1)
+        if self.cropped:
+            self._cut_ground(env.sim.qpos[0, :2])
+        else:
+            self._build(env.sim.model)
+        self.camera = camera if camera is not None else (0 if self.model.ncam > 0 else -1)
         try:
             import imageio.v2 as imageio
         except ImportError as err:
@@ -86,9 +87,9 @@ class VideoRecorder(_Recorder):
         self.model = model
         self.data = mujoco.MjData(model)
 
-    def _cropped_model(self, xy: Any) -> mujoco.MjModel:
-        """The env's model with its heightfield cut to TERRAIN_HALF m around world xy (the root's
-        position: a free joint's first two coordinates)."""
+    def _cut_ground(self, xy: Any) -> None:
+        """Renders from now on the env's model with its heightfield cut to TERRAIN_HALF m around
+        world xy (the root's position: a free joint's first two coordinates)."""
         from functools import partial
 
         from canter.sim.model import load_model
@@ -97,14 +98,14 @@ class VideoRecorder(_Recorder):
         assert terrain is not None
         self.window_center = xy.detach().cpu().numpy().astype(np.float64)  # a copy: not a view of qpos
         edit = partial(terrain.edit_spec, window=(*self.window_center.tolist(), TERRAIN_HALF))
-        return load_model(cfg.model_path, (*cfg.spec_edits, edit), cfg.sim.timestep)
+        self._build(load_model(cfg.model_path, (*cfg.spec_edits, edit)))
 
     def capture(self) -> None:
         sim = self.env.sim
         if self.cropped:
             xy = sim.qpos[0, :2]
             if np.abs(xy.detach().cpu().numpy() - self.window_center).max() > TERRAIN_HALF - TERRAIN_MARGIN:
-                self._build(self._cropped_model(xy))
+                self._cut_ground(xy)
         self.data.qpos[:] = sim.qpos[0].detach().cpu().numpy()
         self.data.qvel[:] = sim.qvel[0].detach().cpu().numpy()
         mujoco.mj_forward(self.model, self.data)
