@@ -98,7 +98,8 @@ def eval_main(args: EvalArgs) -> int:
         if not args.terrain_grid:
             raise CanterError("--plot: draws the --terrain-grid report; add --terrain-grid")
         check_writable_file(Path(args.plot))
-    command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
+    command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
+                                    velocity=args.command)
     pin_terrain(runner.env, args.terrain_level, args.sub_terrain, args.terrain_grid)
     task = command.task
     spec = REGISTRY.get(task)
@@ -114,6 +115,8 @@ def eval_main(args: EvalArgs) -> int:
     if args.terrain_level is not None:
         result["terrain_level"] = args.terrain_level
         result["sub_terrain"] = args.sub_terrain
+    if args.command is not None:
+        result["command"] = list(args.command)
     if args.terrain_grid:
         result["terrain_grid"] = grid_report(runner.env, per_episode)
     if args.json:
@@ -138,9 +141,11 @@ def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
     if args.terrain_level is not None:
         console.print(f"  every env on terrain level {args.terrain_level}"
                       + (f", {args.sub_terrain} blocks" if args.sub_terrain else ""))
+    if args.command is not None:
+        console.print("  every env commanded vx {:.2f} m/s, vy {:.2f} m/s, wz {:.2f} rad/s".format(*args.command))
     for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
                                       "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain",
-                                      "terrain_grid"}):
+                                      "terrain_grid", "command"}):
         console.print(f"  {name}: {result[name]:.4f}")
     if args.terrain_grid:
         from canter.cli.terrain_report import print_grid
@@ -177,7 +182,8 @@ def play_main(args: PlayArgs) -> int:
                               "(libegl1 for egl, libosmesa6 for osmesa) or choose another MUJOCO_GL") from None
     from canter.envs.manager_env import ManagerBasedRLEnv
 
-    _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos)
+    _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
+                            velocity=args.command)
     env, policy = runner.env, runner.algorithm.policy
     pin_terrain(env, args.terrain_level, args.sub_terrain)
     steps = args.steps or env.max_episode_length

@@ -58,6 +58,8 @@ class EvalArgs:
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
     terrain_level: int | None = None  # terrain tasks: every env on this difficulty row, the curriculum frozen
     sub_terrain: str | None = None  # with --terrain-level: only blocks of this type (e.g. stairs_up)
+    # velocity tasks: every env commanded (vx, vy, wz), m/s and rad/s, never redrawn
+    command: tuple[float, float, float] | None = None
     terrain_grid: bool = False  # terrain tasks: envs spread over every level and type, scored per block (table, JSON)
     plot: str | None = None  # with --terrain-grid: a PNG heat map of the share that walked out, by level and type
     json: bool = False
@@ -84,6 +86,8 @@ class PlayArgs:
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
     terrain_level: int | None = None  # terrain tasks: every env on this difficulty row, the curriculum frozen
     sub_terrain: str | None = None  # with --terrain-level: only blocks of this type (e.g. stairs_up)
+    # velocity tasks: every env commanded (vx, vy, wz), m/s and rad/s, never redrawn
+    command: tuple[float, float, float] | None = None
 
     def run(self, rest: list[str]) -> int:
         from canter.cli.play_eval import play_main

@@ -231,6 +231,27 @@ def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str) -> None:
         term.params["photos"] = source
 
 
+def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, float]) -> None:
+    """Every velocity command of the task holds (vx, vy, wz) for every env, never redrawn (`canter
+    play/eval --command`: a video or a score at one speed). Command-range curricula of those commands
+    go (there is no range left to widen). ConfigError if the task has no velocity command."""
+    from canter.mdp import commands
+    from canter.mdp.locomotion import command_velocity_curriculum
+
+    held = getattr(env_cfg, "commands", {})
+    names = [name for name, term in held.items()
+             if isinstance(term, (commands.UniformVelocityCommandCfg, commands.ConstantVelocityCommandCfg))]
+    if not names:
+        raise ConfigError("--command: this task has no velocity command")
+    for name in names:
+        held[name] = commands.ConstantVelocityCommandCfg(velocity=tuple(float(v) for v in velocity))  # type: ignore[arg-type]
+        held[name].validate()
+    curriculum = getattr(env_cfg, "curriculum", {})
+    for key in [key for key, term in curriculum.items()
+                if term.func is command_velocity_curriculum and term.params.get("command_name") in names]:
+        del curriculum[key]
+
+
 def task_expert(task: str, args: TrainArgs, env: Any) -> Any:
     """What algo "dagger" imitates (None for other algorithms): the policy of the teacher run
     (args.teacher) or the task's scripted expert, built for `env` (canter.rl.dagger)."""

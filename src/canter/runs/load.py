@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canter.core.errors import CanterError
-from canter.runs.args import TrainArgs, apply_photos, cpu_physics, make_env, task_expert
+from canter.runs.args import TrainArgs, apply_command, apply_photos, cpu_physics, make_env, task_expert
 from canter.runs.rundir import CHECKPOINT_FILE, RunCommand, read_command
 
 if TYPE_CHECKING:
@@ -14,9 +14,11 @@ if TYPE_CHECKING:
 
 
 def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str | None = None,
-             photos: str | None = None) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
+             photos: str | None = None, velocity: tuple[float, float, float] | None = None,
+             ) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
     """The run's command, its TrainArgs (num_envs replaced if given; photo backgrounds from `photos`
-    if given, see apply_photos) and a runner whose policy holds the checkpoint's weights, in eval
+    if given, see apply_photos; every velocity command held at `velocity` if given, see
+    apply_command) and a runner whose policy holds the checkpoint's weights, in eval
     mode. CanterError for a missing run or checkpoint, or a checkpoint of another task or network."""
     from canter.rl.runner import OnPolicyRunner
 
@@ -26,6 +28,8 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
         args.env.num_envs = num_envs
     if photos is not None:
         apply_photos(args.env, photos)
+    if velocity is not None:
+        apply_command(args.env, velocity)
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     env = make_env(args)
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args),
