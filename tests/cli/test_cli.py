@@ -58,6 +58,9 @@ def test_bench_env_json_has_the_documented_keys(capsys):
     assert result["num_envs"] == 16 and result["decimation"] == 2
     assert result["ratio"] == pytest.approx(result["env_steps_per_s"] / result["raw_rollout_steps_per_s"])
     assert 0.0 < result["env_physics_share"] < 1.0  # the physics is part of the env step, not all of it
+    # the third side: raw Batch.step on states recorded from the env
+    assert result["raw_env_states_steps_per_s"] > 0.0
+    assert result["ratio_env_states"] == pytest.approx(result["env_steps_per_s"] / result["raw_env_states_steps_per_s"])
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,12 @@
 Both are stepped with random actions / controls, alternating repetitions in one process so that
 machine noise hits both alike; the report gives medians and min-max of each and their ratio (the
 framework's overhead). The raw loop is the ceiling: Batch.step(nstep=decimation) and a numpy write
-of random controls, nothing else. On a CUDA device (warp backend) the raw side is MuJoCo Warp itself:
+of random controls, nothing else. Raw's robots fall once and lie still, which costs MuJoCo less than
+the env's robots, which are reset onto their feet; so on the cpu backend a third side, *raw on the
+env's states*, steps the env's own Batch (its model, its per-env fields) from integration states
+recorded in the env's step (controls, warm starts and pushes included), the same
+Batch.step(nstep=decimation) after a row copy of the recorded state: raw's cost on the states the
+env actually simulates. On a CUDA device (warp backend) the raw side is MuJoCo Warp itself:
 a second set of worlds of the same model stepped by a captured CUDA graph of `decimation` mjw.step
 calls after a torch write of random controls; both sides end their timed loop with a device
 synchronization, and the report adds the GPU memory in use (device-wide: Warp's arrays are not
@@ -27,6 +32,7 @@ from canter.bench.report import Spread, flat_json, machine_info
 from canter.core.device import available_cores, torch_threads
 from canter.core.errors import ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.sim.cpu import CpuSimulator
 from canter.tasks import REGISTRY
 
 # model fields a domain-randomized locomotion task gives per-env values
@@ -107,6 +113,53 @@ class _RawWarp:
         self.sim._run(("raw", self.decimation), self._substeps)
 
 
+# the raw-on-env-states side replays, in turn, the states of every RECORD_EVERY-th of
+# RECORDED_STATES * RECORD_EVERY env steps (about a second of random actions: standing, falling, resets)
+RECORDED_STATES = 16
+RECORD_EVERY = 3
+
+
+class _RawOnEnvStates:
+    """Raw Batch.step(nstep=decimation) of the env's own batch from integration states recorded in
+    the env's step (cpu backend): each step copies the next recorded state into the rows and steps.
+    `step` leaves the env's batch on a recorded state; `restore()` puts the env's state back."""
+
+    def __init__(self, env: ManagerBasedRLEnv, sim: CpuSimulator, action, decimation: int,
+                 count: int = RECORDED_STATES, every: int = RECORD_EVERY):
+        self.batch, self.rows, self.decimation = sim.batch, sim.batch.state, decimation
+        self.states: list[np.ndarray] = []
+        sim_step = sim.step  # the class's method, or a wrapper already in place (_time_physics)
+        calls = [0]
+
+        def recording_step(nstep: int = 1) -> None:
+            if calls[0] % every == 0:
+                self.states.append(self.rows.copy())  # the state the env is about to step: its controls set
+            calls[0] += 1
+            sim_step(nstep)
+
+        sim.step = recording_step  # an instance attribute, put back below
+        try:
+            for _ in range(count * every):
+                env.step(action())
+        finally:
+            sim.step = sim_step
+        self.warnings = sim._warning_numbers
+        self.saved = self.rows.copy()
+        self.next = 0
+
+    def save(self) -> None:
+        self.saved[...] = self.rows
+
+    def step(self) -> None:
+        self.rows[...] = self.states[self.next]
+        self.next = (self.next + 1) % len(self.states)
+        self.batch.step(nstep=self.decimation)
+
+    def restore(self) -> None:
+        self.rows[...] = self.saved
+        self.warnings[...] = 0  # recorded states are ones the env stepped; nothing of this is the env's
+
+
 def _time_physics(env: ManagerBasedRLEnv) -> list[float]:
     """Wrap the env's `sim.step` to add its wall time to the returned one-element list (seconds)."""
     total = [0.0]
@@ -140,6 +193,9 @@ class EnvBenchResult:
     ratio: Spread  # env / raw; the median is the ratio of the medians
     physics_steps_per_s: float
     env_physics_share: float | None  # the env's time in sim.step over its step time (CPU only)
+    # raw Batch.step on integration states recorded from the env (CPU only), and env / that
+    raw_env_states_steps_per_s: Spread | None = None
+    ratio_env_states: Spread | None = None
     nonfinite_resets: int
     raw: str = "mujoco.batch.Batch"  # what the raw side ran: MuJoCo C's Batch, or "mujoco_warp" on CUDA
     gpu_memory_bytes: int | None = None  # in use on the device after the run (CUDA only)
@@ -198,10 +254,11 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
                 ctrl[:] = rng.uniform(low, high, ctrl.shape)
                 raw.step(nstep=decimation)
 
+        def random_action() -> torch.Tensor:
+            return torch.rand(cfg.num_envs, env.num_actions, generator=generator, device=env.device) * 2 - 1
+
         def env_step() -> None:
-            env.step(
-                torch.rand(cfg.num_envs, env.num_actions, generator=generator, device=env.device) * 2 - 1
-            )
+            env.step(random_action())
 
         physics_s = _time_physics(env) if not on_gpu else [0.0]
 
@@ -211,9 +268,20 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
         env_per_step = _time_loop(env_step, warm, device) / warm
         raw_steps = max(3, int(cfg.seconds / raw_per_step))
         env_steps = max(3, int(cfg.seconds / env_per_step))
-        raw_fps, env_fps, shares = [], [], []
+        sim = env.sim
+        replay = _RawOnEnvStates(env, sim, random_action, decimation) if isinstance(sim, CpuSimulator) else None
+        if replay is not None:
+            replay.save()
+            replay_per_step = _time_loop(replay.step, warm, device) / warm
+            replay.restore()
+            replay_steps = max(3, int(cfg.seconds / replay_per_step))
+        raw_fps, env_fps, shares, replay_fps = [], [], [], []
         for rep in range(cfg.repeats):
             raw_fps.append(cfg.num_envs * raw_steps / _time_loop(raw_step, raw_steps, device))
+            if replay is not None:
+                replay.save()
+                replay_fps.append(cfg.num_envs * replay_steps / _time_loop(replay.step, replay_steps, device))
+                replay.restore()
             physics_s[0] = 0.0
             env_s = _time_loop(env_step, env_steps, device)
             env_fps.append(cfg.num_envs * env_steps / env_s)
@@ -221,6 +289,8 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
             if progress is not None:
                 progress(rep + 1, cfg.repeats, raw_fps[-1], env_fps[-1])
         ratios = [e / r for e, r in zip(env_fps, raw_fps, strict=True)]
+        replay_stats = Spread.of(replay_fps) if replay_fps else None
+        replay_ratios = [e / r for e, r in zip(env_fps, replay_fps, strict=True)] if replay_fps else []
         nonfinite = int(env.sim.nonfinite_total)
         memory = gpu_memory_used(device)
         graphed = env.cuda_graph
@@ -234,6 +304,9 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
         # the env's own physics call over its step time: the ratio to raw it would reach with the
         # raw loop on the env's states (standing robots have more contacts than raw's fallen ones)
         env_physics_share=statistics.median(shares) if env.device.type == "cpu" else None,
+        raw_env_states_steps_per_s=replay_stats,
+        ratio_env_states=None if replay_stats is None else Spread(
+            median=env_stats.median / replay_stats.median, min=min(replay_ratios), max=max(replay_ratios)),
         nonfinite_resets=nonfinite, raw="mujoco_warp" if on_gpu else "mujoco.batch.Batch", gpu_memory_bytes=memory,
         cuda_graph=cfg.cuda_graph, cuda_graph_active=graphed is not None and graphed.active,
         machine=machine_info(),

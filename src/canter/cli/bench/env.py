@@ -50,9 +50,13 @@ def env_main(args: EnvArgs) -> int:
                   f"backend {result.backend}, decimation {result.decimation}", title_justify="left")
     for column in ("", "median steps/s", "min", "max"):
         table.add_column(column, justify="right")
-    for label, spread, fmt in ((f"raw {result.raw}", result.raw_rollout_steps_per_s, ",.0f"),
-                               ("canter env (all terms)", result.env_steps_per_s, ",.0f"),
-                               ("ratio env / raw", result.ratio, ".3f")):
+    rows = [(f"raw {result.raw}", result.raw_rollout_steps_per_s, ",.0f"),
+            ("canter env (all terms)", result.env_steps_per_s, ",.0f"),
+            ("ratio env / raw", result.ratio, ".3f")]
+    if result.raw_env_states_steps_per_s is not None and result.ratio_env_states is not None:
+        rows += [(f"raw {result.raw} on the env's states", result.raw_env_states_steps_per_s, ",.0f"),
+                 ("ratio env / raw on the env's states", result.ratio_env_states, ".3f")]
+    for label, spread, fmt in rows:
         table.add_row(label, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
     Console().print(table)
     if result.env_physics_share is not None:
