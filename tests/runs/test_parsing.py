@@ -40,3 +40,15 @@ def test_every_parse_failure_is_one_canter_error_line(argv, message, capsys):
 def test_unknown_arguments_are_returned_when_asked_for():
     flags, rest = parse(_Flags, ["--nproc", "2", "--env.x", "3"], prog="canter test", unknown=True)
     assert flags.nproc == 2 and rest == ["--env.x", "3"]
+
+
+def test_negative_numbers_are_override_values_not_options():
+    from canter.runs.args import parse_train_args
+    from canter.runs.parsing import stray_options
+
+    assert stray_options(["--env.a.b", "-1", "1", "--agent.c", "-1e-3", "-.5", "--max-x", "-inf"]) == ["--max-x"]
+    assert stray_options(["-v", "--nosuch"]) == ["-v", "--nosuch"]
+    args = parse_train_args("dog-rough", ["--env.commands.base-velocity.lin-vel-x", "-1", "0.5",
+                                          "--env.curriculum.command-range.params.max-lin-vel-x", "-1.5", "1"])
+    assert args.env.commands["base_velocity"].lin_vel_x == (-1.0, 0.5)  # type: ignore[attr-defined]
+    assert list(args.env.curriculum["command_range"].params["max_lin_vel_x"]) == [-1.5, 1.0]

@@ -24,6 +24,7 @@ from canter.cli.export_cmd import DeployCmd, ExportArgs
 from canter.cli.list_cmd import ListArgs
 from canter.cli.train_cmd import EvalArgs, PlayArgs, TrainCmd
 from canter.core.errors import CanterError
+from canter.runs.parsing import stray_options
 
 
 def _command_type() -> Any:
@@ -88,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         command = command.scenario
     _choose_gl(command)
     passes_on = getattr(command, "PASS_THROUGH", "none")
-    bad = [t for t in rest if passes_on == "none" or (passes_on == "overrides" and t.startswith("-")
-                                                       and not t.startswith(("--env.", "--agent.")))]
+    bad = rest if passes_on == "none" else stray_options(rest) if passes_on == "overrides" else []
     if bad:
         hint = " (the task is the positional TASK, e.g. canter bench env ant)" if "--task" in bad else ""
         raise CanterError(f"unrecognized options: {' '.join(bad)}{hint}")

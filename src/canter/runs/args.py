@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from canter.core.errors import CanterError, ConfigError
 from canter.core.validate import validate_tree
-from canter.runs.parsing import parse
+from canter.runs.parsing import parse, stray_options
 
 if TYPE_CHECKING:
     from canter.envs.atari import AtariEnv, AtariEnvCfg
@@ -189,7 +189,7 @@ def parse_train_args(task: str, argv: list[str]) -> TrainArgs:
     """TrainArgs from a command line of train flags and overrides (what `canter bench train` and
     friends pass on to every run); one-line errors for anything else."""
     flags, rest = parse(TrainFlags, argv, prog=f"canter train {task}", unknown=True)
-    bad = [token for token in rest if token.startswith("-") and not token.startswith(("--env.", "--agent."))]
+    bad = stray_options(rest)
     if bad:
         raise CanterError(f"unrecognized options: {' '.join(bad)}")
     return build_train_args(task, flags, rest)

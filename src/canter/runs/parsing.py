@@ -34,6 +34,22 @@ def _wide_terminal() -> Iterator[None]:
             os.environ["COLUMNS"] = previous
 
 
+def stray_options(rest: Sequence[str]) -> list[str]:
+    """The tokens of `rest` that are options other than `--env.*` / `--agent.*` overrides: what a
+    command that passes overrides on must refuse. A negative number (`-1`, `-0.5`, `-1e-3`) is a
+    value, e.g. of `--env.commands.base-velocity.lin-vel-x -1 1`."""
+    return [token for token in rest if token.startswith("-") and not _is_number(token)
+            and not token.startswith(("--env.", "--agent."))]
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def parse(f: Any, args: Sequence[str], *, prog: str, unknown: bool = False, **kwargs: Any) -> Any:
     """tyro.cli(f, args=args, prog=prog, return_unknown_args=unknown, **kwargs) whose errors are one
     CanterError line. With unknown=True returns (value, unknown args) like tyro."""
