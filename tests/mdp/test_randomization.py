@@ -479,3 +479,71 @@ def test_every_term_on_the_warp_backend_matches_the_cpu_backend(warp_and_cpu_env
     torch.testing.assert_close(warp_env.action_manager.delay, cpu_env.action_manager.delay)
     run(warp_env, 1)
     assert not bool(warp_env.sim.nonfinite.any())
+
+
+def _mass_events() -> dict[str, EventTermCfg]:
+    """Reset-mode terms that each call set_const: masses, inertias, centre of mass, and gears (the
+    ant's plain motors: randomize_motor_strength scales their gear)."""
+    return {
+        "mass": EventTermCfg(func=mdp.randomize_added_mass, mode="reset",
+                             params={"bodies": bodies("torso", ".*_shin"), "mass_range": (-0.1, 0.5)}),
+        "inertia": EventTermCfg(func=mdp.randomize_inertia_scale, mode="reset",
+                                params={"bodies": bodies("torso"), "scale_range": (0.7, 1.4)}),
+        "com": EventTermCfg(func=mdp.randomize_com_offset, mode="reset",
+                            params={"bodies": bodies("torso"), "offset_range": (-0.03, 0.03)}),
+        "gear": EventTermCfg(func=mdp.randomize_motor_strength, mode="reset",
+                             params={"actuators": actuators(), "scale_range": (0.6, 1.2)}),
+    }
+
+
+def test_reset_events_make_one_set_const_that_matches_one_per_term(monkeypatch: pytest.MonkeyPatch):
+    """The event manager runs a mode's terms in sim.one_set_const(): one mj_setConst per reset for
+    the four terms above, and every derived constant and state bit for bit as with four calls."""
+    from contextlib import nullcontext
+
+    from canter.sim.cpu import CpuSimulator
+
+    def build() -> ManagerBasedRLEnv:
+        cfg = ant_env_cfg()
+        cfg.num_envs, cfg.seed, cfg.sim.num_threads, cfg.episode_length_s = 6, 3, 1, 0.4  # short episodes
+        cfg.events = {**cfg.events, **_mass_events()}
+        env = ManagerBasedRLEnv(cfg)
+        env.reset()
+        return env
+
+    calls: list[list[int] | None] = []
+    inner = CpuSimulator._set_const
+
+    def counted(self: CpuSimulator, env_ids: torch.Tensor | None) -> None:
+        calls.append(None if env_ids is None else env_ids.tolist())
+        inner(self, env_ids)
+
+    monkeypatch.setattr(CpuSimulator, "_set_const", counted)
+    action = torch.linspace(-1.0, 1.0, 8).expand(6, 8)
+    one = build()
+    assert calls == [list(range(6))]  # the reset of every env: one call for all of them
+    calls.clear()
+    run(one, 45, action)
+    ends = 45 // one.max_episode_length
+    assert ends >= 2 and calls == [list(range(6))] * ends  # one call per episode end (four terms)
+    monkeypatch.setattr(CpuSimulator, "one_set_const", lambda self: nullcontext())
+    calls.clear()
+    per_term = build()
+    assert len(calls) == 4
+    run(per_term, 45, action)
+    assert len(calls) == 4 * (1 + ends)
+    a, b = one.sim.get_state(), per_term.sim.get_state()
+    assert a.keys() == b.keys() and "model/body_subtreemass" in a
+    for key in a:
+        assert torch.equal(a[key], b[key]), key
+
+
+def test_a_failed_actuator_check_fails_again_at_every_call():
+    """Model facts a term works out once (the servo check of randomize_pd_gains) are kept only when
+    they hold: a wrong selection raises at every call, not only at the first."""
+    env = ManagerBasedRLEnv(ant_env_cfg())  # the ant's actuators are plain motors
+    env.reset()
+    motors = resolve(env, {"a": actuators()})["a"]
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="is not a position actuator"):
+            mdp.randomize_pd_gains(env, ids(0), motors, (0.9, 1.1))

@@ -215,3 +215,42 @@ def test_a_batch_too_large_for_memory_is_refused_with_an_estimate():
     with pytest.raises(ConfigError, match=r"num_envs: needs about [\d.]+ [TG]B of memory \(1,000,000,000 envs x ~[\d,]+ bytes\), "
                                           r"only [\d.]+ [kMGT]?B is available on cpu"):
         _sim(10**9)
+
+
+def test_one_set_const_makes_one_call_for_the_union_of_the_envs():
+    sim = _sim(6)
+    calls: list[list[int] | None] = []
+    inner = sim._set_const
+    sim._set_const = lambda env_ids: (calls.append(None if env_ids is None else env_ids.tolist()), inner(env_ids))[1]
+    with sim.one_set_const():
+        sim.set_const(torch.tensor([4, 0]))
+        with sim.one_set_const():  # joins the outer block
+            sim.set_const(torch.tensor([2, 4]))
+        assert calls == []
+    assert calls == [[0, 2, 4]]
+    same = torch.tensor([1, 3])
+    with sim.one_set_const():
+        sim.set_const(same)
+        sim.set_const(same)
+    assert calls[-1] == [1, 3]
+    with sim.one_set_const():
+        sim.set_const(torch.tensor([5]))
+        sim.set_const()  # every env
+    assert calls[-1] is None
+    with sim.one_set_const():
+        pass  # nothing asked: no call
+    with pytest.raises(RuntimeError), sim.one_set_const():
+        sim.set_const(torch.tensor([1]))
+        raise RuntimeError("a term failed")
+    assert len(calls) == 3
+    sim.set_const(torch.tensor([3]))  # outside a block: at once
+    assert calls[-1] == [3]
+
+
+def test_set_const_union_of_masks_and_indices():
+    from canter.sim.backend import _union
+
+    mask = torch.tensor([True, False, False, False])
+    assert _union([mask, torch.tensor([2])], 4).tolist() == [True, False, True, False]
+    assert _union([torch.tensor([3, 1]), torch.tensor([1])], 4).tolist() == [1, 3]
+    assert _union([mask, None], 4) is None

@@ -3,7 +3,10 @@
 This is where domain randomization (per-env friction, masses, gains, ...) and pushes live. A term is
 `func(env, env_ids, **params)`; it writes into the simulator's state or per-env model fields, for the
 selection `env_ids`: env indices, or a (num_envs,) bool mask on a device-resident backend (see
-canter.core.selection for how a term serves both).
+canter.core.selection for how a term serves both). The terms of one mode run in one
+`sim.one_set_const()` block: their set_const() calls become one at the block's end, so a term must
+not read the constants MuJoCo derives (body_subtreemass, actuator_acc0, ...) from fields that an
+earlier term of the block changed.
 """
 
 from __future__ import annotations
@@ -62,16 +65,18 @@ class EventManager(TermManager):
 
     def apply_startup(self) -> None:
         all_ids = torch.arange(self.env.num_envs, device=self.env.device)
-        for _, _, func, params in self.terms["startup"]:
-            func(self.env, all_ids, **params)
+        with self.env.sim.one_set_const():
+            for _, _, func, params in self.terms["startup"]:
+                func(self.env, all_ids, **params)
         for name, term_cfg, *_ in self.terms["interval"]:
             self._sample_interval(name, term_cfg, all_ids)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Start the new episode of `env_ids`: reset the stateful terms, then apply the reset events."""
         self.reset_terms(env_ids)
-        for _, _, func, params in self.terms["reset"]:
-            func(self.env, env_ids, **params)
+        with self.env.sim.one_set_const():  # one mj_setConst for all the terms (sim.one_set_const)
+            for _, _, func, params in self.terms["reset"]:
+                func(self.env, env_ids, **params)
 
     def apply_interval(self, dt: float) -> None:
         for name, term_cfg, func, params in self.terms["interval"]:
@@ -79,7 +84,8 @@ class EventManager(TermManager):
             time_left -= dt
             due = self.env.select(time_left <= 0.0)
             if selection.is_mask(due) or due.numel() > 0:
-                func(self.env, due, **params)
+                with self.env.sim.one_set_const():
+                    func(self.env, due, **params)
                 self._sample_interval(name, term_cfg, due)
 
     def _sample_interval(self, name: str, term_cfg: EventTermCfg, env_ids: torch.Tensor) -> None:

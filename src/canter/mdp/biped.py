@@ -30,7 +30,21 @@ def _vectors(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
 
 
 def _command_speed(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
-    return torch.linalg.vector_norm(env.command_manager.get_command(command_name)[:, :2], dim=1)
+    """(num_envs,) the commanded planar speed, m/s (computed once for the terms that ask)."""
+    command = env.command_manager.get_command(command_name)
+    return env.scene.cached_while(
+        f"command_speed/{command_name}", command, lambda: torch.linalg.vector_norm(command[:, :2], dim=1))
+
+
+def _sole_heights(env: ManagerBasedRLEnv, position: Resolved) -> torch.Tensor:
+    """(num_envs, k) each sole's height above the ground below it, m (computed once per state)."""
+
+    def compute() -> torch.Tensor:
+        pos = _vectors(env, position)
+        ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
+        return pos[..., 2] - ground
+
+    return env.scene.cached(f"sole_heights/{','.join(position.names)}", compute)
 
 
 class FeetAirTimeBiped(ManagerTerm):
@@ -80,9 +94,7 @@ def feet_clearance(
     """sum over feet of (target_height - h)_+^2 * tanh(2 |v_xy|), h the sole's height above the
     ground below it (m): a foot moving forward (a swing foot) should be lifted to target_height;
     0 while the commanded planar speed is below 0.1 m/s."""
-    pos = _vectors(env, position)
-    ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
-    shortfall = (target_height - (pos[..., 2] - ground)).clamp_min(0.0)
+    shortfall = (target_height - _sole_heights(env, position)).clamp_min(0.0)
     moving = torch.tanh(2.0 * torch.linalg.vector_norm(_vectors(env, velocity)[..., :2], dim=2))
     penalty = torch.sum(shortfall.square() * moving, dim=1)
     return penalty * (_command_speed(env, command_name) > 0.1)
@@ -106,25 +118,29 @@ def root_height_above_ground_below(env: ManagerBasedRLEnv, minimum_height: float
 
 def feet_height(env: ManagerBasedRLEnv, position: Resolved) -> torch.Tensor:
     """(num_envs, k) each sole's height above the ground below it, m (a privileged observation)."""
-    pos = _vectors(env, position)
-    ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
-    return pos[..., 2] - ground
+    return _sole_heights(env, position)
 
 
 
 def gait_phase(env: ManagerBasedRLEnv, period: float) -> torch.Tensor:
     """(num_envs, 2) the phase in [0, 1) of each leg (left, right) of a walking clock of `period`
     seconds that starts with the episode; the right leg runs half a period behind the left."""
-    t = env.episode_length_buf.to(torch.float32) * env.step_dt
-    left = torch.remainder(t / period, 1.0)
-    return torch.stack((left, torch.remainder(left + 0.5, 1.0)), dim=1)
+    def compute() -> torch.Tensor:
+        t = env.episode_length_buf.to(torch.float32) * env.step_dt
+        left = torch.remainder(t / period, 1.0)
+        return torch.stack((left, torch.remainder(left + 0.5, 1.0)), dim=1)
+
+    return env.scene.cached_while(f"gait_phase/{period}", env.episode_length_buf, compute)
 
 
 def gait_clock(env: ManagerBasedRLEnv, period: float) -> torch.Tensor:
     """(num_envs, 2) sin and cos of the left leg's phase (the right leg's are their negatives, so
     the left-right mirror of this observation is its negation)."""
-    angle = 2.0 * torch.pi * gait_phase(env, period)[:, 0]
-    return torch.stack((torch.sin(angle), torch.cos(angle)), dim=1)
+    def compute() -> torch.Tensor:
+        angle = 2.0 * torch.pi * gait_phase(env, period)[:, 0]
+        return torch.stack((torch.sin(angle), torch.cos(angle)), dim=1)
+
+    return env.scene.cached_while(f"gait_clock/{period}", env.episode_length_buf, compute)
 
 
 def feet_contact_phase(
@@ -153,9 +169,8 @@ def feet_swing_height(
     (target_height - h)_+^2, h the sole's height above the ground below it (m): a foot the clock
     lifts must leave the ground, which feet_clearance (moving feet only) does not ask of a robot that
     stands still; 0 while the commanded planar speed is below 0.1 m/s."""
-    pos = _vectors(env, position)
-    ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
-    shortfall = (target_height - (pos[..., 2] - ground)).clamp_min(0.0)
+    height = _sole_heights(env, position)
+    shortfall = (target_height - height).clamp_min(0.0)
     swing = gait_phase(env, period) >= stance_fraction
-    penalty = torch.sum(shortfall.square() * swing.to(pos.dtype), dim=1)
+    penalty = torch.sum(shortfall.square() * swing.to(height.dtype), dim=1)
     return penalty * (_command_speed(env, command_name) > 0.1)

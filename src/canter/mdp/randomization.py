@@ -26,7 +26,9 @@ Sensor noise is not here: it is the observation manager's per-term `noise` (see 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import torch
@@ -96,6 +98,20 @@ def _model_ids(env: ManagerBasedRLEnv, selection: Resolved) -> list[int]:
     """The selection's MuJoCo ids on the host (looked up by name: no device-to-host copy)."""
     lookup = {"actuator": env.sim.model.actuator, "body": env.sim.model.body, "geom": env.sim.model.geom}
     return [lookup[selection.kind](name).id for name in selection.names]
+
+
+# per env: facts about its (never changing) model that a term works out from the selection in a
+# Python loop, kept after the first call so a reset-mode term checks and classifies only once
+_MODEL_FACTS: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], Any]] = weakref.WeakKeyDictionary()
+
+
+def _model_fact(env: ManagerBasedRLEnv, key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """compute(), evaluated at the first call for this env and key (which must name everything the
+    result depends on besides the env's model), returned again afterwards; an error is raised each time."""
+    facts = _MODEL_FACTS.setdefault(env, {})
+    if key not in facts:
+        facts[key] = compute()
+    return facts[key]
 
 
 def _require_kind(term: str, param: str, selection: Resolved, kind: str) -> None:
@@ -211,15 +227,20 @@ def randomize_inertia_scale(
 def _position_actuators(env: ManagerBasedRLEnv, term: str, actuators: Resolved) -> None:
     """Raise unless every selected actuator is a position servo: force = kp*ctrl - kp*q - kv*qdot."""
     model = env.sim.model
-    for name, i in zip(actuators.names, _model_ids(env, actuators), strict=True):
-        servo = (
-            model.actuator_gaintype[i] == mujoco.mjtGain.mjGAIN_FIXED
-            and model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_AFFINE
-            and model.actuator_gainprm[i, 0] == -model.actuator_biasprm[i, 1]
-            and model.actuator_biasprm[i, 0] == 0
-        )
-        if not servo:
-            raise ConfigError(f"{term}: actuator {name!r} is not a position actuator (kp, kv)")
+
+    def check() -> bool:
+        for name, i in zip(actuators.names, _model_ids(env, actuators), strict=True):
+            servo = (
+                model.actuator_gaintype[i] == mujoco.mjtGain.mjGAIN_FIXED
+                and model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_AFFINE
+                and model.actuator_gainprm[i, 0] == -model.actuator_biasprm[i, 1]
+                and model.actuator_biasprm[i, 0] == 0
+            )
+            if not servo:
+                raise ConfigError(f"{term}: actuator {name!r} is not a position actuator (kp, kv)")
+        return True
+
+    _model_fact(env, ("position_actuators", term, tuple(actuators.names)), check)
 
 
 def randomize_pd_gains(
@@ -276,15 +297,20 @@ def randomize_motor_strength(
     _require_kind(term, "actuators", actuators, "actuator")
     _check_range(term, "scale_range", scale_range, minimum=0.0)
     model = env.sim.model
-    motor_cols: list[int] = []
-    servo_cols: list[int] = []
-    for col, (actuator, i) in enumerate(zip(actuators.names, _model_ids(env, actuators), strict=True)):
-        if model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_NONE:
-            motor_cols.append(col)
-        elif model.actuator_forcelimited[i]:
-            servo_cols.append(col)
-        else:
-            raise ConfigError(f"{term}: actuator {actuator!r} has a bias but no forcerange to scale")
+
+    def classify() -> tuple[list[int], list[int]]:
+        motor_cols: list[int] = []
+        servo_cols: list[int] = []
+        for col, (actuator, i) in enumerate(zip(actuators.names, _model_ids(env, actuators), strict=True)):
+            if model.actuator_biastype[i] == mujoco.mjtBias.mjBIAS_NONE:
+                motor_cols.append(col)
+            elif model.actuator_forcelimited[i]:
+                servo_cols.append(col)
+            else:
+                raise ConfigError(f"{term}: actuator {actuator!r} has a bias but no forcerange to scale")
+        return motor_cols, servo_cols
+
+    motor_cols, servo_cols = _model_fact(env, ("motor_strength", tuple(actuators.names)), classify)
     scale = _sample(env, (selection.rows(env_ids), actuators.count), scale_range)
     # which columns are motors, on the device (a tensor of the host lists would be a copy per call)
     is_motor = env.scene.model_field("actuator_biastype")[actuators.ids] == int(mujoco.mjtBias.mjBIAS_NONE)

@@ -98,6 +98,13 @@ class Scene:
         """`compute()`, evaluated once per step: terms share derived quantities through this."""
         return self._cached(key, compute)
 
+    def cached_while(self, key: str, source: torch.Tensor, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
+        """`compute()` of a value that depends on `source` (and on nothing else that changes within a
+        step): cached like `cached()`, and computed again once `source` has been written in place
+        (torch's version counter), e.g. a command resampled or an episode clock reset between the
+        rewards and the observations of one step."""
+        return self._cached(f"{key}@{source._version}", compute)
+
     def _cached(self, key: str, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
         value = self._cache.get(key)
         if value is None:

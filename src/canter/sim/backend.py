@@ -8,7 +8,9 @@ qvel, act, ctrl, xfrc_applied) are always current. Derived views (sensordata and
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 
 import mujoco
 import torch
@@ -98,9 +100,41 @@ class Simulator(ABC):
     def is_expanded(self, name: str) -> bool:
         """Whether the MjModel field `name` has per-env values (expand() or set_const() made them)."""
 
-    @abstractmethod
+    # the selections of the set_const() calls held back inside one_set_const(); None outside it
+    _set_const_pending: list[torch.Tensor | None] | None = None
+
     def set_const(self, env_ids: torch.Tensor | None = None) -> None:
-        """Recompute model constants derived from expanded fields (mj_setConst) per env."""
+        """Recompute model constants derived from expanded fields (mj_setConst) per env. Inside a
+        `one_set_const()` block the call only notes its envs (see there)."""
+        if self._set_const_pending is not None:
+            self._set_const_pending.append(env_ids)
+            return
+        self._set_const(env_ids)
+
+    @abstractmethod
+    def _set_const(self, env_ids: torch.Tensor | None) -> None:
+        """The backend's mj_setConst of the selected envs (all if None)."""
+
+    @contextlib.contextmanager
+    def one_set_const(self) -> Iterator[None]:
+        """Hold back the set_const() calls made in the block and make one call at its end, for the
+        union of their envs. The constants depend only on the model fields, so one call after the
+        last write gives every env what a call after each write would (bit for bit), at the cost of
+        one: the event manager runs its domain-randomization terms in such a block (three terms
+        that each change masses, inertias or gears cost one mj_setConst per resetting env, not
+        three). Code in the block must not read the derived constants it invalidates. Nested
+        blocks join the outermost one; after an exception nothing is recomputed."""
+        if self._set_const_pending is not None:
+            yield
+            return
+        pending: list[torch.Tensor | None] = []
+        self._set_const_pending = pending
+        try:
+            yield
+        finally:
+            self._set_const_pending = None
+        if pending:
+            self._set_const(_union(pending, self.num_envs))
 
     @abstractmethod
     def get_state(self) -> dict[str, torch.Tensor]:
@@ -110,6 +144,27 @@ class Simulator(ABC):
     @abstractmethod
     def set_state(self, state: dict[str, torch.Tensor]) -> None:
         """Restore a `get_state()` copy; stepping then continues bitwise as it would have."""
+
+
+def _union(selections: list[torch.Tensor | None], num_envs: int) -> torch.Tensor | None:
+    """The envs named by any of `selections` (None: all envs; else indices or (num_envs,) bool masks):
+    None if any is None, the selection itself when every call named the same tensor, a mask when
+    any is a mask (no host read), else the sorted unique indices."""
+    if any(sel is None for sel in selections):
+        return None
+    tensors = [sel for sel in selections if sel is not None]
+    first = tensors[0]
+    if all(sel is first for sel in tensors):
+        return first
+    if any(sel.dtype == torch.bool for sel in tensors):
+        mask = torch.zeros(num_envs, dtype=torch.bool, device=first.device)
+        for sel in tensors:
+            if sel.dtype == torch.bool:
+                mask |= sel
+            else:
+                mask[sel] = True
+        return mask
+    return torch.unique(torch.cat(tensors))
 
 
 def make_simulator(model: mujoco.MjModel, num_envs: int, cfg: SimCfg, device: torch.device) -> Simulator:

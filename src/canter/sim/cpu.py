@@ -161,7 +161,7 @@ class CpuSimulator(Simulator):
             return True
         return name in mujoco.batch.MODEL_FIELDS and self.batch.expanded(name) is not None
 
-    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+    def _set_const(self, env_ids: torch.Tensor | None) -> None:
         self.batch.set_const(ids=None if env_ids is None else selection.to_ids(env_ids).numpy())
 
     def get_state(self) -> dict[str, torch.Tensor]:

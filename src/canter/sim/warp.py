@@ -575,7 +575,7 @@ class WarpSimulator(Simulator):
         self._expanded[name] = view
         return view
 
-    def set_const(self, env_ids: torch.Tensor | None = None) -> None:
+    def _set_const(self, env_ids: torch.Tensor | None) -> None:
         """mjw.set_const: recompute the constants MuJoCo derives from model fields (body_subtreemass,
         dof_invweight0, body_invweight0, actuator_acc0, geom bounds, ...) for the given envs.
 
