@@ -1,11 +1,13 @@
 """The dog tasks: the home pose holds, contacts and tracking metrics read what they should, the
-command curriculum widens the range only when tracking is good."""
+command curriculum widens the range only when tracking is good (on dog-rough: once the mean terrain
+level reaches 5)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
+from canter.core.errors import ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp.locomotion import command_velocity_curriculum, velocity_tracking_errors
 from canter.tasks import REGISTRY
@@ -44,29 +46,44 @@ def test_tracking_errors_are_the_absolute_velocity_differences():
     torch.testing.assert_close(errors["yaw_rate_abs_error"], (env.scene.root_ang_vel_b[:, 2].float() - command[:, 2]).abs())
 
 
-def test_command_curriculum_widens_only_after_good_tracking():
+def test_command_curriculum_widens_only_after_good_tracking_on_the_upper_terrain_levels():
     env = _env("dog-rough", 4)
     env.reset()
     term = env.command_manager.terms["base_velocity"]
+    assert env.terrain is not None
+    levels = env.terrain.terrain_levels
     ids = torch.arange(4)
     index = env.reward_manager.names.index("track_lin_vel_xy")
     best = env.reward_manager.weights["track_lin_vel_xy"] * env.max_episode_length_s
-    env.reward_manager.episode_sums[index] = 0.5 * best
-    args = {"command_name": "base_velocity", "reward_term": "track_lin_vel_xy", "max_lin_vel_x": (-1.5, 1.5)}
-    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.5)
-    assert term.lin_vel_x_range.tolist() == [-0.5, 0.5]
+    params = env.cfg.curriculum["command_range"].params
+    assert params["min_terrain_level"] == 5.0 and term.lin_vel_x_range.tolist() == [-1.0, 1.0]
+    args = {"command_name": "base_velocity", "reward_term": "track_lin_vel_xy", "max_lin_vel_x": (-1.5, 1.5),
+            "min_terrain_level": 5.0}
+    levels.copy_(torch.tensor([9, 9, 1, 0]))  # mean 4.75: below the gate
     env.reward_manager.episode_sums[index] = 0.9 * best
-    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(0.6)
-    assert term.lin_vel_x_range.tolist() == pytest.approx([-0.6, 0.6])
+    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(1.0)  # tracks well, too low
+    levels.copy_(torch.tensor([9, 9, 2, 0]))  # mean 5
+    env.reward_manager.episode_sums[index] = 0.5 * best
+    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(1.0)  # high enough, tracks badly
+    env.reward_manager.episode_sums[index] = 0.9 * best
+    assert float(command_velocity_curriculum(env, ids, **args)) == pytest.approx(1.1)
+    assert term.lin_vel_x_range.tolist() == pytest.approx([-1.1, 1.1])
     # a mask selecting no env (a step without resets on the warp backend) widens nothing; one selecting
     # the envs that tracked well does
-    assert float(command_velocity_curriculum(env, torch.zeros(4, dtype=torch.bool), **args)) == pytest.approx(0.6)
+    assert float(command_velocity_curriculum(env, torch.zeros(4, dtype=torch.bool), **args)) == pytest.approx(1.1)
     env.reward_manager.episode_sums[index, :2] = 0.0
     mask = torch.tensor([False, False, True, True])
-    assert float(command_velocity_curriculum(env, mask, **args)) == pytest.approx(0.7)
+    assert float(command_velocity_curriculum(env, mask, **args)) == pytest.approx(1.2)
     for _ in range(20):
         command_velocity_curriculum(env, ids[2:], **args)
     assert term.lin_vel_x_range.tolist() == pytest.approx([-1.5, 1.5])
     # new commands are drawn from the widened range, which is saved with the env
     term.resample(ids)
     assert bool((term.command[:, 0].abs() <= 1.5).all()) and "lin_vel_x_range" in term.state_dict()
+    # without the gate (min_terrain_level 0, the default) good tracking alone widens
+    term.lin_vel_x_range.copy_(torch.tensor([-1.0, 1.0], dtype=torch.float64))
+    levels.zero_()
+    assert float(command_velocity_curriculum(env, ids[2:], **{**args, "min_terrain_level": 0.0})) == pytest.approx(1.1)
+    flat = _env("dog-flat", 4)
+    with pytest.raises(ConfigError, match="min_terrain_level needs a terrain"):
+        command_velocity_curriculum(flat, ids, **args)
