@@ -25,10 +25,12 @@ def test_direction_follows_the_metric_unless_given():
 
 
 def test_marks_evaluation_and_the_first_mark_reaching_the_target(tmp_path):
-    result = run_time_to_target("cartpole", "mean_return", 4.5, 0.05, ["--num-envs", "64"], eval_every_s=1.0,
+    # 6 s of training: two marks or more even on a loaded machine, where one iteration (with the
+    # first one's warm-up) has taken 3.6 s
+    result = run_time_to_target("cartpole", "mean_return", 4.5, 0.1, ["--num-envs", "64"], eval_every_s=1.0,
                                 episodes=16, eval_envs=16)
     times = [m["train_wall_s"] for m in result.marks]
-    assert len(times) >= 2 and times == sorted(times) and times[-1] >= 3.0
+    assert len(times) >= 2 and times == sorted(times) and times[-1] >= 6.0
     assert all(m["episodes"] >= 16 for m in result.marks)
     # one mark per second of training: each lies past its second, and no second is skipped
     assert all(t >= k + 1 for k, t in enumerate(times[:-1]))
