@@ -15,6 +15,7 @@ from collections.abc import Iterator
 import mujoco
 import torch
 
+from canter.core import selection
 from canter.sim import mjwarnings
 from canter.sim.config import SimCfg
 
@@ -156,10 +157,10 @@ def _union(selections: list[torch.Tensor | None], num_envs: int) -> torch.Tensor
     first = tensors[0]
     if all(sel is first for sel in tensors):
         return first
-    if any(sel.dtype == torch.bool for sel in tensors):
+    if any(selection.is_mask(sel) for sel in tensors):
         mask = torch.zeros(num_envs, dtype=torch.bool, device=first.device)
         for sel in tensors:
-            if sel.dtype == torch.bool:
+            if selection.is_mask(sel):
                 mask |= sel
             else:
                 mask[sel] = True
