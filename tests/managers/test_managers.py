@@ -208,9 +208,11 @@ def test_curriculum_terms_run_at_reset_and_are_logged():
     assert extras["log"]["Curriculum/cart_vel_weight"] == pytest.approx(-0.02)
 
 
-def test_observation_noise_is_the_plain_draw_in_term_order():
-    """Noise is low + (high - low) * U or std * N drawn from the env generator, term by term, into
-    each term's own buffer: bitwise what drawing fresh tensors in that order gives."""
+def test_observation_noise_is_one_draw_per_group_and_kind():
+    """A vector group's noise is one U(0, 1) draw over all its columns from the env generator, mapped
+    to each term's [low, high] (0 where a term has no uniform noise), then one N(0, 1) draw scaled by
+    each term's std (0 elsewhere); then the terms' clips and scales: bitwise what this sequence of
+    whole-group operations gives, and nothing else is drawn."""
     cfg = _cfg(5)
     cfg.observations = {
         "policy": ObsGroupCfg(
@@ -228,10 +230,21 @@ def test_observation_noise_is_the_plain_draw_in_term_order():
     env.scene.invalidate()
     obs = env.observation_manager.compute()
     q, qd = env.scene.joint_pos.float(), env.scene.joint_vel.float()
-    pos_noise = -0.3 + (0.3 - -0.3) * torch.rand(q.shape, generator=generator)
-    vel_noise = 0.7 * torch.randn(qd.shape, generator=generator)
-    assert torch.equal(obs["policy"][:, :2], (q + pos_noise) * 2.0)
-    assert torch.equal(obs["policy"][:, 2:], (qd + vel_noise).clamp(-0.5, 0.5))
+    nq, nv = q.shape[1], qd.shape[1]
+    values = torch.cat((q, qd), dim=1)
+    width = torch.tensor([0.6] * nq + [0.0] * nv)
+    low = torch.tensor([-0.3] * nq + [0.0] * nv)
+    std = torch.tensor([0.0] * nq + [0.7] * nv)
+    values = torch.addcmul(values, torch.rand(values.shape, generator=generator), width) + low
+    values = torch.addcmul(values, torch.randn(values.shape, generator=generator), std)
+    lo = torch.tensor([-torch.inf] * nq + [-0.5] * nv)
+    hi = torch.tensor([torch.inf] * nq + [0.5] * nv)
+    values = torch.clamp(values, lo, hi) * torch.tensor([2.0] * nq + [1.0] * nv)
+    assert torch.equal(obs["policy"], values)
+    # the pos columns are q plus uniform noise within ±0.3 (times the scale), the vel columns have
+    # gaussian noise, clipped
+    assert ((obs["policy"][:, :nq] / 2.0 - q).abs() <= 0.3 + 1e-6).all()
+    assert (obs["policy"][:, nq:].abs() <= 0.5).all()
     assert torch.equal(obs["critic"], q)
     assert torch.equal(env.generator.get_state(), generator.get_state())  # nothing else was drawn
     env.cfg.observations["critic"].enable_corruption = True  # switched on later: the noise follows

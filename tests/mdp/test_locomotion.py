@@ -72,3 +72,43 @@ def test_privileged_friction_and_mass_are_nominal_then_per_env():
     obs, *_ = env.step(torch.zeros(4, 12))
     assert torch.equal(obs["critic"][:, start : start + 4], torch.tensor([0.3, 0.5, 0.7, 0.9])[:, None].expand(4, 4))
     assert torch.equal(obs["critic"][:, start + 4], torch.tensor([4.0, 5.0, 6.0, 7.0]))
+
+
+def test_bad_orientation_is_the_tilt_angle_against_the_limit():
+    """The base's tilt from upright is acos(-g_z) for the projected gravity g: hand-made tilts of
+    0.9, 1.1 and pi rad against limits of 1.0, pi (nothing exceeds it) and -0.1 (everything does);
+    a NaN orientation never trips it."""
+    import math
+    from types import SimpleNamespace
+
+    from canter import mdp
+
+    tilts = torch.tensor([0.0, 0.9, 1.1, math.pi, float("nan")])
+    gravity = torch.stack((torch.sin(tilts), torch.zeros(5), -torch.cos(tilts)), dim=1)
+    env = SimpleNamespace(scene=SimpleNamespace(projected_gravity_b=gravity))
+    assert mdp.bad_orientation(env, limit_angle=1.0).tolist() == [False, False, True, True, False]
+    assert mdp.bad_orientation(env, limit_angle=math.pi).tolist() == [False] * 5
+    assert mdp.bad_orientation(env, limit_angle=-0.1).tolist() == [True, True, True, True, False]
+    # a projected gravity a rounding above unit length, upside down: the tilt is still pi, not more
+    env.scene.projected_gravity_b = torch.tensor([[0.0, 0.0, 1.0000001]])
+    assert mdp.bad_orientation(env, limit_angle=math.pi).tolist() == [False]
+    assert mdp.bad_orientation(env, limit_angle=3.0).tolist() == [True]
+
+
+def test_joint_selection_columns_index_the_scene_joint_tensors():
+    """A joint selection's `columns` pick its joints out of the scene's (num_envs, num_joints)
+    tensors: a slice for consecutive joints, the ids otherwise, the same columns qpos_adr names."""
+    from canter import mdp
+    from canter.scene.entity import Sel
+
+    env = _env(4)
+    env.reset()
+    names = env.scene.names("joint")
+    consecutive = Sel(kind="joint", names=tuple(names[2:5])).resolve(env.scene)
+    scattered = Sel(kind="joint", names=(names[0], names[3], names[7])).resolve(env.scene)
+    assert consecutive.columns == slice(2, 5)
+    assert torch.equal(scattered.columns, torch.tensor([0, 3, 7]))
+    for joints in (consecutive, scattered):
+        expected = env.sim.qpos[:, joints.qpos_adr]
+        assert torch.equal(env.scene.joint_pos[:, joints.columns], expected)
+        assert torch.equal(mdp.joint_pos(env, joints), expected)

@@ -12,6 +12,7 @@ stack frames.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -101,7 +102,7 @@ class _Term:
         self.dim = shape[0]
         self.dtype = dtype  # what the term returns
         self.history: torch.Tensor | None = None
-        self.noise: torch.Tensor | None = None  # (num_envs, *shape) float32 buffer the noise is drawn into
+        self.noise: torch.Tensor | None = None  # an image's (num_envs, C, H, W) float32 noise buffer
 
     @property
     def is_image(self) -> bool:
@@ -112,6 +113,58 @@ class _Term:
         """uint8 images stay uint8 unless scaled; everything else leaves as float32."""
         keep = self.is_image and self.dtype == torch.uint8 and self.cfg.scale is None
         return torch.uint8 if keep else torch.float32
+
+
+class _GroupColumns:
+    """A vector group's per-column processing, built once from its terms' configs: the terms' spans
+    in the group's current values (each term's latest value, before any history), and per column
+    the uniform noise's low and width, the gaussian noise's std, the clip bounds and the scale (None
+    where no term of the group has one). Columns without a kind of noise get 0 of it; without a clip,
+    ±inf; without a scale, 1, so each step processes the whole group in a few tensor operations."""
+
+    def __init__(self, terms: list[_Term], num_envs: int, device: torch.device | str):
+        self.spans: list[tuple[int, int]] = []
+        start = 0
+        for term in terms:
+            self.spans.append((start, start + term.dim))
+            start += term.dim
+        self.width = start
+        self.has_history = any(term.history is not None for term in terms)
+
+        def per_column(values: list[float | None], default: float) -> torch.Tensor | None:
+            """One float32 value per column (each term's repeated over its dim), None if all None."""
+            if all(value is None for value in values):
+                return None
+            row = [default if value is None else value for term, value in zip(terms, values, strict=True) for _ in range(term.dim)]
+            return torch.tensor(row, dtype=torch.float32, device=device)
+
+        noises = [term.cfg.noise for term in terms]
+        uniform = [noise if noise is not None and noise.kind == "uniform" else None for noise in noises]
+        gaussian = [noise if noise is not None and noise.kind == "gaussian" else None for noise in noises]
+        low = per_column([None if noise is None else noise.low for noise in uniform], 0.0)
+        width = per_column([None if noise is None else noise.high - noise.low for noise in uniform], 0.0)
+        self.uniform = None if low is None or width is None else (low, width)
+        self.gaussian = per_column([None if noise is None else noise.std for noise in gaussian], 0.0)
+        # (num_envs, width) float32, the noise is drawn into it
+        noisy = self.uniform is not None or self.gaussian is not None
+        self.buffer = torch.empty(num_envs, self.width, device=device) if noisy else None
+        clip_low = per_column([None if term.cfg.clip is None else term.cfg.clip[0] for term in terms], -math.inf)
+        clip_high = per_column([None if term.cfg.clip is None else term.cfg.clip[1] for term in terms], math.inf)
+        self.clip = None if clip_low is None or clip_high is None else (clip_low, clip_high)
+        self.scale = per_column([term.cfg.scale for term in terms], 1.0)
+
+    def add_noise(self, values: torch.Tensor, generator: torch.Generator) -> None:
+        """values = values + width * U(0, 1) + low (one draw over the whole group, a fused multiply-add
+        then an add), then values + std * N(0, 1) (a second draw, where a term has gaussian noise)."""
+        if self.uniform is not None:
+            assert self.buffer is not None
+            low, width = self.uniform
+            torch.rand(self.buffer.shape, generator=generator, out=self.buffer)
+            values.addcmul_(self.buffer, width).add_(low)
+        if self.gaussian is not None:
+            assert self.buffer is not None
+            torch.randn(self.buffer.shape, generator=generator, out=self.buffer)
+            values.addcmul_(self.buffer, self.gaussian)
 
 
 class ObservationManager(TermManager):
@@ -125,6 +178,7 @@ class ObservationManager(TermManager):
         self.groups: dict[str, list[_Term]] = {}
         self.group_shapes: dict[str, tuple[int, ...]] = {}
         self.group_dtypes: dict[str, torch.dtype] = {}
+        self._columns: dict[str, _GroupColumns] = {}
         self._fresh = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
         for group_name, group in cfg.items():
             if group.clip is not None and not group.clip > 0:
@@ -138,7 +192,7 @@ class ObservationManager(TermManager):
                     raise ConfigError(f"observation term {name!r}: must return (num_envs, dim) or an image "
                                       f"(num_envs, C, H, W), got {tuple(value.shape)}")
                 term = _Term(name, term_cfg, func, params, tuple(int(d) for d in value.shape[1:]), value.dtype)
-                if term_cfg.noise is not None:
+                if term_cfg.noise is not None and term.is_image:  # vector groups draw per group
                     term.noise = torch.empty(env.num_envs, *term.shape, device=env.device)
                 if term_cfg.history_length > 0:
                     term.history = torch.zeros(env.num_envs, term_cfg.history_length, *term.shape,
@@ -148,6 +202,8 @@ class ObservationManager(TermManager):
                 raise ConfigError(f"observation group {group_name!r}: an image term must be alone in its group "
                                   f"(terms: {', '.join(t.name for t in terms)})")
             self.groups[group_name] = terms
+            if terms and not terms[0].is_image:
+                self._columns[group_name] = _GroupColumns(terms, env.num_envs, env.device)
             self.group_shapes[group_name] = self._group_shape(terms)
             self.group_dtypes[group_name] = terms[0].output_dtype if terms else torch.float32
             rows = [(t.name, self._group_shape([t]), _describe_noise(t.cfg.noise)) for t in terms]
@@ -178,35 +234,42 @@ class ObservationManager(TermManager):
         return out
 
     def _compute_group(self, group_name: str, terms: list[_Term]) -> torch.Tensor:
-        """Each term is written (and cast to float32) straight into its columns of a new output
-        tensor, then processed in place there: one copy per term, no concatenation."""
-        corrupt = self.cfg[group_name].enable_corruption
-        bound = self.cfg[group_name].clip
+        """Each term is written (and cast to float32) into its columns of the group's current values,
+        which are then processed as a whole: one draw of each noise kind, one clamp for the terms'
+        clips, one product for their scales, one clamp for the group's bound. Terms with a history
+        then push those values into it; the output is a new tensor (the current values themselves
+        when no term keeps a history)."""
+        group = self.cfg[group_name]
         if terms and terms[0].is_image:
-            return self._compute_image(terms[0], corrupt)
+            return self._compute_image(terms[0], group.enable_corruption)
+        columns = self._columns[group_name]
+        current = torch.empty(self.env.num_envs, columns.width, device=self.env.device)
+        for term, (start, stop) in zip(terms, columns.spans, strict=True):
+            current[:, start:stop].copy_(term.func(self.env, **term.params))
+        if group.enable_corruption:
+            columns.add_noise(current, self.env.generator)
+        if columns.clip is not None:
+            torch.clamp(current, columns.clip[0], columns.clip[1], out=current)
+        if columns.scale is not None:
+            current.mul_(columns.scale)
+        if group.clip is not None:
+            current.clamp_(-group.clip, group.clip)
+        if not columns.has_history:
+            return current
         out = torch.empty(self.env.num_envs, *self.group_shapes[group_name], device=self.env.device)
         start = 0
-        for term in terms:
-            value = term.func(self.env, **term.params)
-            columns = out[:, start : start + term.dim]
-            columns.copy_(value)
-            if corrupt and term.noise is not None and term.cfg.noise is not None:
-                columns += self._noise(term.cfg.noise, term.noise)
-            if term.cfg.clip is not None:
-                columns.clamp_(term.cfg.clip[0], term.cfg.clip[1])
-            if term.cfg.scale is not None:
-                columns.mul_(term.cfg.scale)
-            if bound is not None:
-                columns.clamp_(-bound, bound)
-            if term.history is not None:
-                # newest last; rows that just reset see their first value in every slot
-                rolled = torch.cat((term.history[:, 1:], columns.unsqueeze(1)), dim=1)
-                filled = columns.unsqueeze(1).expand_as(term.history)
-                term.history.copy_(torch.where(self._fresh[:, None, None], filled, rolled))
-                out[:, start : start + term.dim * term.cfg.history_length] = term.history.flatten(1)
-                start += term.dim * term.cfg.history_length
-            else:
+        for term, (first, stop) in zip(terms, columns.spans, strict=True):
+            value = current[:, first:stop]
+            if term.history is None:
+                out[:, start : start + term.dim] = value
                 start += term.dim
+                continue
+            # newest last; rows that just reset see their first value in every slot
+            rolled = torch.cat((term.history[:, 1:], value.unsqueeze(1)), dim=1)
+            filled = value.unsqueeze(1).expand_as(term.history)
+            term.history.copy_(torch.where(self._fresh[:, None, None], filled, rolled))
+            out[:, start : start + term.dim * term.cfg.history_length] = term.history.flatten(1)
+            start += term.dim * term.cfg.history_length
         return out
 
     def _compute_image(self, term: _Term, corrupt: bool) -> torch.Tensor:

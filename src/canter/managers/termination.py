@@ -34,6 +34,10 @@ class TerminationManager(TermManager):
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.truncated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.term_dones = torch.zeros(len(self.names), n, dtype=torch.bool, device=env.device)
+        # the rows of term_dones that time out and those that end the episode (a slice where they
+        # are contiguous: a view, no copy)
+        self._time_out_rows = _rows([i for i, t in enumerate(self.time_out) if t])
+        self._terminal_rows = _rows([i for i, t in enumerate(self.time_out) if not t])
         self._log_keys = [f"Episode_Termination/{name}" for name in self.names]
         print_table(
             console,
@@ -45,15 +49,12 @@ class TerminationManager(TermManager):
     def compute(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(terminated, truncated), each (num_envs,) bool. An env both terminated and timed out
         counts as terminated (no bootstrap)."""
-        self.terminated.zero_()
-        self.truncated.zero_()
-        for index, (func, params) in enumerate(self._terms):
-            done = func(self.env, **params)
-            self.term_dones[index] = done
-            if self.time_out[index]:
-                self.truncated |= done
-            else:
-                self.terminated |= done
+        torch.stack([func(self.env, **params) for func, params in self._terms], out=self.term_dones)
+        torch.any(self.term_dones[self._time_out_rows], dim=0, out=self.truncated)
+        if self._terminal_rows is None:
+            self.terminated.zero_()
+        else:
+            torch.any(self.term_dones[self._terminal_rows], dim=0, out=self.terminated)
         # the episode length always bounds an episode, whatever the time-out term says
         self.truncated |= self.env.episode_length_buf >= self.env.max_episode_length
         self.truncated &= ~self.terminated
@@ -70,3 +71,12 @@ class TerminationManager(TermManager):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.load_terms_state_dict(state["terms"])
+
+
+def _rows(rows: list[int]) -> slice | list[int] | None:
+    """A slice over `rows` when they are contiguous, else the list (None when empty)."""
+    if not rows:
+        return None
+    if rows == list(range(rows[0], rows[-1] + 1)):
+        return slice(rows[0], rows[-1] + 1)
+    return rows

@@ -104,8 +104,7 @@ def joint_deviation_l1(env: ManagerBasedRLEnv, joints: Resolved) -> torch.Tensor
     """sum_j |q_j - q_default_j| over the selected joints, rad: keeps a posture (arms, waist, hip
     roll and yaw) near the default pose."""
     q = _cols(env.scene.joint_pos, joints, env)
-    cols = torch.searchsorted(env.scene.joint_qpos_adr, joints.qpos_adr)
-    return torch.sum(torch.abs(q - env.scene.default_joint_pos[cols]), dim=1)
+    return torch.sum(torch.abs(q - env.scene.default_joint_pos[joints.columns]), dim=1)
 
 
 def root_height_above_ground_below(env: ManagerBasedRLEnv, minimum_height: float) -> torch.Tensor:

@@ -40,7 +40,7 @@ def reset_joints_by_offset(
         low, high, limited = scene.joint_limits[:, 0], scene.joint_limits[:, 1], scene.joint_limited
         qpos_adr, dof_adr = scene.joint_qpos_adr, scene.joint_dof_adr
     else:
-        cols = torch.searchsorted(scene.joint_qpos_adr, joints.qpos_adr)
+        cols = joints.columns
         q = scene.default_joint_pos[cols] + noise
         low, high, limited = scene.joint_limits[cols, 0], scene.joint_limits[cols, 1], scene.joint_limited[cols]
         qpos_adr, dof_adr = joints.qpos_adr, joints.dof_adr

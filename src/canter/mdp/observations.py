@@ -13,11 +13,11 @@ if TYPE_CHECKING:
 
 
 def _cols(values: torch.Tensor, joints: Resolved | None, env: ManagerBasedRLEnv) -> torch.Tensor:
-    """Columns of a (num_envs, num_joints) scene tensor for a joint selection (all if None)."""
+    """Columns of a (num_envs, num_joints) scene tensor for a joint selection (all if None); a view
+    when the joints are consecutive: read it, do not write to it."""
     if joints is None or joints.count == len(env.scene.joint_ids):
         return values
-    index = torch.searchsorted(env.scene.joint_qpos_adr, joints.qpos_adr)
-    return values[:, index]
+    return values[:, joints.columns]
 
 
 def joint_pos(env: ManagerBasedRLEnv, joints: Resolved | None = None) -> torch.Tensor:

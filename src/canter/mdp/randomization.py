@@ -51,12 +51,9 @@ def randomization_summary(name: str, values: torch.Tensor) -> dict[str, torch.Te
     `values` (all envs, objects and components); std is the population standard deviation."""
     flat = values.detach().float().flatten()
     prefix = f"Randomization/{name}"
-    return {
-        f"{prefix}/mean": flat.mean(),
-        f"{prefix}/min": flat.min(),
-        f"{prefix}/max": flat.max(),
-        f"{prefix}/std": flat.std(correction=0),
-    }
+    low, high = torch.aminmax(flat)  # one pass (torch.std_mean is ~6x slower than std and mean apart)
+    return {f"{prefix}/mean": flat.mean(), f"{prefix}/min": low, f"{prefix}/max": high,
+            f"{prefix}/std": flat.std(correction=0)}
 
 
 def _record(
@@ -90,8 +87,9 @@ def _check_range(term: str, param: str, bounds: tuple[float, float], minimum: fl
 
 
 def _nominal(env: ManagerBasedRLEnv, field: str, ids: torch.Tensor) -> torch.Tensor:
-    """Rows `ids` of the model's nominal (compiled) field, in the simulator's dtype and device."""
-    return env.scene.model_field(field)[ids]
+    """Rows `ids` of the model's nominal (compiled) field, in the simulator's dtype and device (do not
+    write to it: gathered once per env, field and selection, as the nominal model never changes)."""
+    return _model_fact(env, ("nominal", field, ids), lambda: env.scene.model_field(field)[ids])
 
 
 def _model_ids(env: ManagerBasedRLEnv, selection: Resolved) -> list[int]:

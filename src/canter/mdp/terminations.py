@@ -27,7 +27,12 @@ def root_height_below_minimum(env: ManagerBasedRLEnv, minimum_height: float) -> 
 def bad_orientation(env: ManagerBasedRLEnv, limit_angle: float = math.pi / 2) -> torch.Tensor:
     """The base tilted more than `limit_angle` radians from upright."""
     gravity_z = env.scene.projected_gravity_b[:, 2]
-    return torch.acos((-gravity_z).clamp(-1.0, 1.0)) > limit_angle
+    if limit_angle >= math.pi:  # no tilt exceeds it
+        return torch.zeros_like(gravity_z, dtype=torch.bool)
+    if limit_angle < 0.0:  # every tilt exceeds it (NaN never does)
+        return gravity_z == gravity_z
+    # acos(-g_z) > limit_angle, i.e. -g_z < cos(limit_angle) (acos decreases on [-1, 1]): one compare
+    return gravity_z > -math.cos(limit_angle)
 
 
 def joint_pos_out_of_manual_limit(

@@ -61,7 +61,8 @@ def geoms(*names: str) -> Sel:
 class Resolved:
     """A resolved selection: names, object ids and, per kind, the addresses terms index with.
 
-    joint: `qpos_adr`, `dof_adr` (LongTensor (k,)) into qpos/qvel (hinge and slide joints only).
+    joint: `qpos_adr`, `dof_adr` (LongTensor (k,)) into qpos/qvel (hinge and slide joints only);
+    `columns` into the scene's joint tensors (`ids`, or their slice when consecutive).
     sensor: `data_adr` (LongTensor (sum of dims,)) into sensordata, `dims`.
     actuator / body / geom / site: `ids`.
     """
@@ -81,6 +82,10 @@ class Resolved:
                 [int(model.jnt_dofadr[scene.joint_ids[i]]) for i in ids], device=device
             )
             self.model_ids = torch.tensor([scene.joint_ids[i] for i in ids], dtype=torch.long, device=device)
+            # the selection's columns in the scene's (num_envs, num_joints) tensors: a slice (zero-copy
+            # views) when the joints are consecutive, else the index tensor
+            contiguous = bool(ids) and ids == list(range(ids[0], ids[0] + len(ids)))
+            self.columns: slice | torch.Tensor = slice(ids[0], ids[-1] + 1) if contiguous else self.ids
         if kind == "sensor":
             adr: list[int] = []
             self.dims = tuple(int(model.sensor_dim[i]) for i in ids)
