@@ -122,3 +122,49 @@ def test_dagger_iterations_with_the_scripted_expert_resume_bitwise(tmp_path):
     assert all(torch.equal(a, b) for a, b in zip(after, resumed.algorithm.policy.parameters(), strict=True))
     resumed.run_iteration(resumed.env.get_observations())
     assert all(torch.equal(a, b) for a, b in zip(reference, resumed.algorithm.policy.parameters(), strict=True))
+
+
+def test_rgbd_variant_adds_quantized_depth_that_photos_and_brightness_leave_alone():
+    """arm-grasp-rgbd: a fourth uint8 channel round(255 * clamp(depth, 0, 0.5) / 0.5) of the camera's
+    planar depth; composing photos or dimming the image changes the color channels only; the sphere
+    is nearer than the table around it (it stands 4 cm out of it), the background reads 255."""
+    cfg = REGISTRY.get("arm-grasp-rgbd").env_cfg()
+    cfg.num_envs, cfg.seed = NUM_ENVS, 0
+    cfg.sim.num_threads = 1
+    env = ManagerBasedRLEnv(cfg)
+    assert env.observation_shapes["wrist"] == (4, 64, 64)
+    env.reset()
+    term = env.observation_manager.groups["wrist"][0].func
+    params = env.observation_manager.groups["wrist"][0].params
+    camera = term.camera
+    term.composed[:] = False
+    term.brightness[:] = 1.0
+    plain = term(env, **params)
+    depth = camera.outputs["depth"]
+    expected = torch.round(depth.clamp(0.0, 0.5) / 0.5 * 255.0).to(torch.uint8)
+    assert torch.equal(plain[:, 3:], expected)
+    term.composed[:] = True
+    term.brightness[:] = 0.7
+    composed = term(env, **params)
+    assert torch.equal(composed[:, 3], plain[:, 3])  # depth: unchanged by photos and brightness
+    assert not torch.equal(composed[:, :3], plain[:, :3])
+    segmentation = camera.outputs["segmentation"][:, 0]
+    sphere, table = env.sim.model.geom("sphere").id, env.sim.model.geom("table").id
+    d = plain[:, 3].int()
+    seen = 0
+    for i in range(NUM_ENVS):
+        on_sphere, on_table = segmentation[i] == sphere, segmentation[i] == table
+        assert bool((d[i][segmentation[i] < 0] == 255).all())
+        if bool(on_sphere.any()):  # (the sphere may start out of view)
+            seen += 1
+            assert d[i][on_sphere].float().mean() < d[i][on_table].float().mean() - 5  # > 1 cm nearer
+    assert seen >= 2
+    bad = copy.deepcopy(cfg)
+    bad.observations["wrist"].terms["rgb"].params["depth_range"] = (0.5, 0.1)
+    with pytest.raises(ConfigError, match="depth_range must satisfy"):
+        ManagerBasedRLEnv(bad)
+    no_depth = REGISTRY.get("arm-grasp").env_cfg()
+    no_depth.num_envs = NUM_ENVS
+    no_depth.observations["wrist"].terms["rgb"].params["depth_range"] = (0.0, 0.5)
+    with pytest.raises(ConfigError, match="needs camera 'wrist' to render depth"):
+        ManagerBasedRLEnv(no_depth)

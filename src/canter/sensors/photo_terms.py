@@ -11,6 +11,12 @@ take the background photo's crop; pixels of the `surfaces` geoms (the table top)
 photo's crop, as if the rendered objects had been pasted on a real scene; then the whole image is
 scaled by the brightness factor. The draws come from the env's generator and are part of the env's
 checkpoint (the term is stateful), so a resumed run composes the same images.
+
+With `depth_range=(near, far)` (metres; the camera must render depth too) the image gets a fourth
+channel, the planar depth quantized to uint8: round(255 (clamp(depth, near, far) - near) / (far - near)),
+so 0 at `near` or closer and 255 at `far` or beyond (the background). Photos and brightness touch
+only the color channels: the depth shows the geometry whatever the table looks like (a red sphere on a
+red photograph is plain in depth). The observation's pixel noise applies to all four channels.
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ if TYPE_CHECKING:
 
 
 class PhotoCameraImage(ManagerTerm):
-    """Observation term: (num_envs, 3, H, W) uint8 RGB composed over real photos (module doc)."""
+    """Observation term: (num_envs, 3, H, W) uint8 RGB composed over real photos, or (num_envs, 4, H, W)
+    RGB + quantized depth with `depth_range` (module doc)."""
 
     def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
         super().__init__(cfg, env)
@@ -40,6 +47,16 @@ class PhotoCameraImage(ManagerTerm):
         if not {"rgb", "segmentation"} <= set(camera_cfg.outputs):
             raise ConfigError(f"PhotoCameraImage: camera {camera_cfg.name!r} must render rgb and segmentation "
                               f"(outputs: {camera_cfg.outputs})")
+        depth_range = params.get("depth_range")
+        self.depth_range: tuple[float, float] | None = None
+        if depth_range is not None:
+            near, far = (float(v) for v in depth_range)
+            if not 0.0 <= near < far:
+                raise ConfigError(f"PhotoCameraImage: depth_range must satisfy 0 <= near < far, got {tuple(depth_range)}")
+            if "depth" not in camera_cfg.outputs:
+                raise ConfigError(f"PhotoCameraImage: depth_range needs camera {camera_cfg.name!r} to render depth "
+                                  f"(outputs: {camera_cfg.outputs})")
+            self.depth_range = (near, far)
         self.camera = env_camera(env, camera_cfg)
         self.height, self.width = camera_cfg.height, camera_cfg.width
         size = max(int(params.get("photo_size", 96)), self.height, self.width)
@@ -85,7 +102,8 @@ class PhotoCameraImage(ManagerTerm):
 
     def __call__(self, env: ManagerBasedRLEnv, camera: CameraCfg, photos: str = "train",
                  surfaces: tuple[str, ...] = (), photo_size: int = 96,
-                 brightness_range: tuple[float, float] = (0.7, 1.3), photo_probability: float = 1.0) -> torch.Tensor:
+                 brightness_range: tuple[float, float] = (0.7, 1.3), photo_probability: float = 1.0,
+                 depth_range: tuple[float, float] | None = None) -> torch.Tensor:
         outputs = rendered(env, self.camera)
         rgb, segmentation = outputs["rgb"], outputs["segmentation"]
         composed = self.composed[:, None, None, None]
@@ -98,4 +116,8 @@ class PhotoCameraImage(ManagerTerm):
             texture = crops(self.bank.photos, self.photo[:, 1], self.offset[:, 1], self.height, self.width)
             image = torch.where(surface & composed, texture, image)
         lit = image.float().mul_(self.brightness[:, None, None, None]).round_().clamp_(0, 255)
-        return lit.to(torch.uint8)
+        if self.depth_range is None:
+            return lit.to(torch.uint8)
+        near, far = self.depth_range
+        depth = outputs["depth"].float().clamp(near, far).sub_(near).mul_(255.0 / (far - near)).round_()
+        return torch.cat((lit, depth), dim=1).to(torch.uint8)

@@ -21,7 +21,7 @@ from canter.tasks.grasp.agent_cfg import arm_grasp_state_agent_cfg
 from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg
 from canter.tasks.grasp.expert import GraspExpert
 from canter.tasks.grasp.mdp import grasp_metrics
-from canter.tasks.grasp.vision import arm_grasp_agent_cfg, arm_grasp_env_cfg
+from canter.tasks.grasp.vision import arm_grasp_agent_cfg, arm_grasp_env_cfg, arm_grasp_rgbd_env_cfg
 from canter.tasks.hand.agent_cfg import hand_agent_cfg, hand_recurrent_agent_cfg
 from canter.tasks.hand.env_cfg import hand_cube_axis_env_cfg, hand_cube_dr_env_cfg, hand_cube_env_cfg
 from canter.tasks.hand.mdp import hand_episode_metrics, hand_metrics
@@ -117,6 +117,15 @@ REGISTRY = Registry(
             description="The same arm grasps the sphere from its wrist camera (64x64 RGB over real photos, visual DR) "
             "and proprioception; DAgger from the scripted expert.",
             env_cfg=arm_grasp_env_cfg,
+            agent_cfg=arm_grasp_agent_cfg,
+            metrics=grasp_metrics,
+            expert=GraspExpert,
+        ),
+        TaskSpec(
+            name="arm-grasp-rgbd",
+            description="arm-grasp with an RGB-D wrist camera (depth as a fourth uint8 channel): the sphere "
+            "stands out of table photos of its own color.",
+            env_cfg=arm_grasp_rgbd_env_cfg,
             agent_cfg=arm_grasp_agent_cfg,
             metrics=grasp_metrics,
             expert=GraspExpert,
