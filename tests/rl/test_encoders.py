@@ -71,3 +71,25 @@ def test_actor_critic_with_image_group(shared):
     mean.sum().backward()
     first_conv = policy.encoders["wrist" if shared else "actor:wrist"].net[0]
     assert first_conv.weight.grad is not None and first_conv.weight.grad.abs().sum() > 0
+
+
+def test_channels_last_backward_pass_computes_the_nchw_values():
+    """A 4-channel encoder takes channels-last input when it will be differentiated (a faster weight
+    gradient on the CPU): its features and its parameters' gradients match the NCHW computation's."""
+    encoder = ImageEncoder((4, 32, 32), CnnCfg(channels=(8, 16), kernel_sizes=(4, 3), strides=(2, 1), output_dim=16),
+                           generator=make_generator(0, "cpu"))
+    assert encoder._channels_last_backward
+    images = torch.randint(0, 256, (6, 4, 32, 32), dtype=torch.uint8, generator=torch.Generator().manual_seed(1))
+    features = encoder(images)  # grad enabled: the channels-last path
+    with torch.no_grad():
+        plain = encoder.net(images.float() / 255.0)  # NCHW
+    torch.testing.assert_close(features, plain, rtol=1e-5, atol=1e-6)
+    features.square().sum().backward()
+    grads = [p.grad.clone() for p in encoder.parameters()]
+    encoder.zero_grad()
+    encoder.net(images.float() / 255.0).square().sum().backward()
+    for fast, reference in zip(grads, [p.grad for p in encoder.parameters()], strict=True):
+        torch.testing.assert_close(fast, reference, rtol=1e-4, atol=1e-6)
+    rgb = ImageEncoder((3, 32, 32), CnnCfg(channels=(8,), kernel_sizes=(4,), strides=(2,), output_dim=16),
+                       generator=make_generator(0, "cpu"))
+    assert not rgb._channels_last_backward  # RGB is fastest in NCHW

@@ -202,7 +202,7 @@ class ObservationManager(TermManager):
                 raise ConfigError(f"observation group {group_name!r}: an image term must be alone in its group "
                                   f"(terms: {', '.join(t.name for t in terms)})")
             self.groups[group_name] = terms
-            if terms and not terms[0].is_image:
+            if not (terms and terms[0].is_image):
                 self._columns[group_name] = _GroupColumns(terms, env.num_envs, env.device)
             self.group_shapes[group_name] = self._group_shape(terms)
             self.group_dtypes[group_name] = terms[0].output_dtype if terms else torch.float32
