@@ -21,6 +21,14 @@ from typing import Any
 import torch
 
 
+def as_slice(indices: list[int]) -> slice | None:
+    """The slice equal to a list of consecutive indices (indexing with it gives zero-copy views), or
+    None (the list is empty or not consecutive)."""
+    if indices and indices == list(range(indices[0], indices[0] + len(indices))):
+        return slice(indices[0], indices[-1] + 1)
+    return None
+
+
 def is_mask(sel: torch.Tensor) -> bool:
     """Whether `sel` is a (num_envs,) bool mask (else a (k,) tensor of env indices)."""
     return sel.dtype == torch.bool

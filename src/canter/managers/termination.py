@@ -36,8 +36,10 @@ class TerminationManager(TermManager):
         self.term_dones = torch.zeros(len(self.names), n, dtype=torch.bool, device=env.device)
         # the rows of term_dones that time out and those that end the episode (a slice where they
         # are contiguous: a view, no copy)
-        self._time_out_rows = _rows([i for i, t in enumerate(self.time_out) if t])
-        self._terminal_rows = _rows([i for i, t in enumerate(self.time_out) if not t])
+        time_out_rows = [i for i, t in enumerate(self.time_out) if t]
+        terminal_rows = [i for i, t in enumerate(self.time_out) if not t]
+        self._time_out_rows = selection.as_slice(time_out_rows) or time_out_rows
+        self._terminal_rows = (selection.as_slice(terminal_rows) or terminal_rows) if terminal_rows else None
         self._log_keys = [f"Episode_Termination/{name}" for name in self.names]
         print_table(
             console,
@@ -72,11 +74,3 @@ class TerminationManager(TermManager):
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.load_terms_state_dict(state["terms"])
 
-
-def _rows(rows: list[int]) -> slice | list[int] | None:
-    """A slice over `rows` when they are contiguous, else the list (None when empty)."""
-    if not rows:
-        return None
-    if rows == list(range(rows[0], rows[-1] + 1)):
-        return slice(rows[0], rows[-1] + 1)
-    return rows

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal
 import torch
 
 from canter.core.errors import ConfigError
+from canter.core.selection import as_slice
 
 if TYPE_CHECKING:
     from canter.scene.scene import Scene
@@ -84,8 +85,7 @@ class Resolved:
             self.model_ids = torch.tensor([scene.joint_ids[i] for i in ids], dtype=torch.long, device=device)
             # the selection's columns in the scene's (num_envs, num_joints) tensors: a slice (zero-copy
             # views) when the joints are consecutive, else the index tensor
-            contiguous = bool(ids) and ids == list(range(ids[0], ids[0] + len(ids)))
-            self.columns: slice | torch.Tensor = slice(ids[0], ids[-1] + 1) if contiguous else self.ids
+            self.columns: slice | torch.Tensor = as_slice(ids) or self.ids
         if kind == "sensor":
             adr: list[int] = []
             self.dims = tuple(int(model.sensor_dim[i]) for i in ids)
@@ -94,7 +94,7 @@ class Resolved:
                 adr.extend(range(start, start + int(model.sensor_dim[i])))
             self.data_adr = torch.tensor(adr, dtype=torch.long, device=device)
             # consecutive readings (the usual case) are read as a zero-copy slice, not a gather
-            self.data_slice = slice(adr[0], adr[-1] + 1) if adr and adr == list(range(adr[0], adr[0] + len(adr))) else None
+            self.data_slice = as_slice(adr)
 
     def __repr__(self) -> str:
         return f"Resolved({self.kind}: {', '.join(self.names)})"

@@ -13,6 +13,7 @@ import torch
 
 from canter.core.errors import ConfigError
 from canter.core.math import quat_rotate_inverse
+from canter.core.selection import as_slice
 from canter.sim.backend import Simulator
 
 _GRAVITY_DIR = (0.0, 0.0, -1.0)
@@ -62,8 +63,8 @@ class Scene:
         self._cache: dict[str, torch.Tensor] = {}
         self._model_fields: dict[str, torch.Tensor] = {}
         # joints stored contiguously (the usual case) are read as zero-copy slices
-        self._qpos_slice = _as_slice(qpos_adr.tolist())
-        self._dof_slice = _as_slice(dof_adr.tolist())
+        self._qpos_slice = as_slice(qpos_adr.tolist())
+        self._dof_slice = as_slice(dof_adr.tolist())
 
     def names(self, kind: str) -> list[str]:
         return self._names[kind]
@@ -189,10 +190,3 @@ class Scene:
                 self.root_quat_w[:, None, :], torch.stack((self.root_lin_vel_w, self.gravity_dir_w), dim=1)
             ),
         )
-
-
-def _as_slice(indices: list[int]) -> slice | None:
-    """The slice equal to a list of consecutive indices, or None."""
-    if indices and indices == list(range(indices[0], indices[0] + len(indices))):
-        return slice(indices[0], indices[-1] + 1)
-    return None
