@@ -168,3 +168,44 @@ def test_rgbd_variant_adds_quantized_depth_that_photos_and_brightness_leave_alon
     no_depth.observations["wrist"].terms["rgb"].params["depth_range"] = (0.0, 0.5)
     with pytest.raises(ConfigError, match="needs camera 'wrist' to render depth"):
         ManagerBasedRLEnv(no_depth)
+
+
+def test_rgbd_training_photos_are_recolored_per_episode_and_eval_photos_are_not():
+    """arm-grasp-rgbd recolors its photos (photo_recolor): table pixels are gain_c * photo[order_c]
+    (times the brightness), each env its own order and gains, redrawn at its reset and kept in the
+    term's state; `canter eval/play --photos` (apply_photos(..., as_they_are=True)) shows them as they are."""
+    from canter.runs.args import apply_photos
+    from canter.sensors.photos import crops
+
+    cfg = REGISTRY.get("arm-grasp-rgbd").env_cfg()
+    cfg.num_envs, cfg.seed = 8, 4
+    cfg.sim.num_threads = 1
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    term = env.observation_manager.groups["wrist"][0].func
+    params = env.observation_manager.groups["wrist"][0].params
+    assert term.recolor and params["photo_recolor"]
+    orders = {tuple(o) for o in term.channel_order.flatten(0, 1).tolist()}
+    assert len(orders) > 1 and all(sorted(o) == [0, 1, 2] for o in orders)
+    assert float(term.channel_gain.min()) >= 0.6 and float(term.channel_gain.max()) <= 1.4
+    term.composed[:] = True
+    term.brightness[:] = 1.0
+    term.channel_order[3, 1] = torch.tensor([2, 0, 1])  # env 3's table: R <- B, G <- R, B <- G
+    term.channel_gain[3, 1] = torch.tensor([0.5, 1.0, 1.25])
+    image = term(env, **params)[3, :3].float()
+    table = term.camera.outputs["segmentation"][3, 0] == env.sim.model.geom("table").id
+    assert int(table.sum()) > 100
+    photo = crops(term.bank.photos, term.photo[3:4, 1], term.offset[3:4, 1], 64, 64)[0].float()
+    expected = (torch.tensor([0.5, 1.0, 1.25])[:, None, None] * photo[[2, 0, 1]]).round().clamp(0, 255)
+    assert torch.equal(image[:, table], expected[:, table])
+    state = term.state_dict()
+    assert torch.equal(state["channel_order"][3, 1], torch.tensor([2, 0, 1]))
+    before = term.channel_gain.clone()
+    term.reset(torch.tensor([3]))  # a reset of env 3 redraws its colors only
+    assert not torch.equal(term.channel_gain[3], before[3]) and torch.equal(term.channel_gain[:3], before[:3])
+
+    apply_photos(cfg, "unseen", as_they_are=True)
+    assert cfg.observations["wrist"].terms["rgb"].params["photo_recolor"] is False
+    cfg.num_envs = 2
+    plain = ManagerBasedRLEnv(cfg).observation_manager.groups["wrist"][0].func
+    assert not plain.recolor and bool((plain.channel_order == torch.arange(3)).all())

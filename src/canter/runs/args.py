@@ -219,16 +219,20 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
                           f"transitions of a rollout ({num_envs // world_size} envs x {algo.num_steps_per_env} steps)")
 
 
-def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str) -> None:
+def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str, *, as_they_are: bool = False) -> None:
     """Every observation term that composes camera images over photos (a "photos" parameter, e.g.
     canter.sensors.photo_terms.PhotoCameraImage) takes them from `source`: "train", "unseen" (photos
-    kept out of training) or a folder of the user's own PNG/JPEG files. ConfigError if the task has none."""
+    kept out of training) or a folder of the user's own PNG/JPEG files; `as_they_are` also switches
+    off the training-time recoloring of the photos (`canter eval/play --photos`). ConfigError if the
+    task has none."""
     groups = getattr(env_cfg, "observations", {})
     terms = [term for group in groups.values() for term in group.terms.values() if "photos" in term.params]
     if not terms:
         raise ConfigError("--photos: this task composes no camera image over photos")
     for term in terms:
         term.params["photos"] = source
+        if as_they_are:
+            term.params["photo_recolor"] = False
 
 
 def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, float]) -> None:

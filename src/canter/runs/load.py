@@ -17,7 +17,7 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
              photos: str | None = None, velocity: tuple[float, float, float] | None = None,
              ) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
     """The run's command, its TrainArgs (num_envs replaced if given; photo backgrounds from `photos`
-    if given, see apply_photos; every velocity command held at `velocity` if given, see
+    if given, shown as they are, see apply_photos; every velocity command held at `velocity` if given, see
     apply_command) and a runner whose policy holds the checkpoint's weights, in eval
     mode. CanterError for a missing run or checkpoint, or a checkpoint of another task or network."""
     from canter.rl.runner import OnPolicyRunner
@@ -27,7 +27,7 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     if num_envs is not None:
         args.env.num_envs = num_envs
     if photos is not None:
-        apply_photos(args.env, photos)
+        apply_photos(args.env, photos, as_they_are=True)
     if velocity is not None:
         apply_command(args.env, velocity)
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE

@@ -17,6 +17,12 @@ channel, the planar depth quantized to uint8: round(255 (clamp(depth, near, far)
 so 0 at `near` or closer and 255 at `far` or beyond (the background). Photos and brightness touch
 only the color channels: the depth shows the geometry whatever the table looks like (a red sphere on a
 red photograph is plain in depth). The observation's pixel noise applies to all four channels.
+
+With `photo_recolor=True` each env also draws, per episode and for each of its two photos, an order
+of the three color channels (one of the six) and a gain per channel (uniform in `recolor_gain_range`):
+the photo pixels become gain_c * photo[order_c] (then the brightness). Nine photos then cover tables
+of every hue, the sphere's red among them, so a policy cannot find its target by color alone. It is
+training-time randomization: `canter eval/play --photos` show photos as they are (it is switched off).
 """
 
 from __future__ import annotations
@@ -74,11 +80,20 @@ class PhotoCameraImage(ManagerTerm):
         if not 0.0 <= probability <= 1.0:
             raise ConfigError(f"PhotoCameraImage: photo_probability must lie in [0, 1], got {probability}")
         self.brightness_range, self.probability = (float(low), float(high)), probability
+        self.recolor = bool(params.get("photo_recolor", False))
+        gain_low, gain_high = params.get("recolor_gain_range", (0.6, 1.4))
+        if not 0 < gain_low <= gain_high:
+            raise ConfigError(f"PhotoCameraImage: recolor_gain_range must satisfy 0 < low <= high, "
+                              f"got {(gain_low, gain_high)}")
+        self.recolor_gain_range = (float(gain_low), float(gain_high))
         n = env.num_envs
         self.photo = torch.zeros(n, 2, dtype=torch.long, device=env.device)  # (background, surface) per env
         self.offset = torch.zeros(n, 2, 2, dtype=torch.long, device=env.device)  # (photo, row/col) per env
         self.composed = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.brightness = torch.ones(n, device=env.device)
+        # (background, surface) x channel: which source channel each output channel takes, and its gain
+        self.channel_order = torch.arange(3, device=env.device).repeat(n, 2, 1)
+        self.channel_gain = torch.ones(n, 2, 3, device=env.device)
         self.reset(torch.arange(n, device=env.device))
 
     def reset(self, env_ids: torch.Tensor) -> None:
@@ -95,26 +110,44 @@ class PhotoCameraImage(ManagerTerm):
         low, high = self.brightness_range
         brightness = low + (high - low) * torch.rand(count, generator=generator, device=device)
         selection.put(self.brightness, env_ids, brightness)
+        if self.recolor:  # (drawn only when on: without it the env's random stream is as before)
+            order = torch.rand(count, 2, 3, generator=generator, device=device).argsort(dim=-1)
+            selection.put(self.channel_order, env_ids, order)
+            low, high = self.recolor_gain_range
+            gain = low + (high - low) * torch.rand(count, 2, 3, generator=generator, device=device)
+            selection.put(self.channel_gain, env_ids, gain)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"photo": self.photo.clone(), "offset": self.offset.clone(), "composed": self.composed.clone(),
-                "brightness": self.brightness.clone()}
+                "brightness": self.brightness.clone(), "channel_order": self.channel_order.clone(),
+                "channel_gain": self.channel_gain.clone()}
+
+    def _photo(self, which: int) -> torch.Tensor:
+        """(num_envs, 3, H, W) crops of each env's photo `which` (0 background, 1 surface): uint8 as
+        they are, or float recolored (channel order and gains) with photo_recolor."""
+        crop = crops(self.bank.photos, self.photo[:, which], self.offset[:, which], self.height, self.width)
+        if not self.recolor:
+            return crop
+        order = self.channel_order[:, which, :, None, None].expand_as(crop)
+        return crop.gather(1, order).float().mul_(self.channel_gain[:, which, :, None, None])
 
     def __call__(self, env: ManagerBasedRLEnv, camera: CameraCfg, photos: str = "train",
                  surfaces: tuple[str, ...] = (), photo_size: int = 96,
                  brightness_range: tuple[float, float] = (0.7, 1.3), photo_probability: float = 1.0,
-                 depth_range: tuple[float, float] | None = None) -> torch.Tensor:
+                 depth_range: tuple[float, float] | None = None, photo_recolor: bool = False,
+                 recolor_gain_range: tuple[float, float] = (0.6, 1.4)) -> torch.Tensor:
         outputs = rendered(env, self.camera)
         rgb, segmentation = outputs["rgb"], outputs["segmentation"]
+        if self.recolor:
+            rgb = rgb.float()
         composed = self.composed[:, None, None, None]
-        background = crops(self.bank.photos, self.photo[:, 0], self.offset[:, 0], self.height, self.width)
+        background = self._photo(0)
         image = torch.where((segmentation < 0) & composed, background, rgb)
         if self.surface_ids:
             surface = torch.zeros_like(segmentation, dtype=torch.bool)
             for geom in self.surface_ids:
                 surface |= segmentation == geom
-            texture = crops(self.bank.photos, self.photo[:, 1], self.offset[:, 1], self.height, self.width)
-            image = torch.where(surface & composed, texture, image)
+            image = torch.where(surface & composed, self._photo(1), image)
         lit = image.float().mul_(self.brightness[:, None, None, None]).round_().clamp_(0, 255)
         if self.depth_range is None:
             return lit.to(torch.uint8)
