@@ -196,28 +196,12 @@ def test_rgbd_training_photos_are_recolored_per_episode_and_eval_photos_are_not(
     term.brightness[:] = 1.0
     term.channel_order[3, 1] = torch.tensor([2, 0, 1])  # env 3's table: R <- B, G <- R, B <- G
     term.channel_gain[3, 1] = torch.tensor([0.5, 1.0, 1.25])
-    term.decoy_active[3] = False
     image = term(env, **params)[3, :3].float()
     table = term.camera.outputs["segmentation"][3, 0] == env.sim.model.geom("table").id
     assert int(table.sum()) > 100
     photo = crops(term.bank.photos, term.photo[3:4, 1], term.offset[3:4, 1], 64, 64)[0].float()
     expected = (torch.tensor([0.5, 1.0, 1.25])[:, None, None] * photo[[2, 0, 1]]).round().clamp(0, 255)
     assert torch.equal(image[:, table], expected[:, table])
-    # decoys: flat discs of the sphere's colors painted on the table photo only, depth untouched
-    assert term.decoys == 3 and bool((term.decoy_color[..., 0] >= 0.65 * 255).all())
-    assert bool((term.decoy_color[..., 1:] <= 0.3 * 255 + 1e-3).all())
-    assert len(set(term.decoy_active.sum(dim=1).tolist())) > 1  # 0..3 per env
-    row, col = (int(v) for v in table.nonzero()[table.sum().item() // 2])  # a table pixel
-    term.decoy_active[3] = torch.tensor([True, False, False])
-    term.decoy_centre[3, 0] = torch.tensor([row + 0.5, col + 2.5])
-    term.decoy_radius[3, 0] = 2.2  # covers (row, col) at 2 px, not (row, col + 5) at 3 px
-    term.decoy_color[3, 0] = torch.tensor([200.0, 30.0, 10.0])
-    painted = term(env, **params)[3]
-    assert painted[:3, row, col].tolist() == [200, 30, 10]
-    if bool(table[row, col + 5]):
-        assert torch.equal(painted[:3, row, col + 5].float(), expected[:, row, col + 5])
-    assert torch.equal(painted[:, ~table][:3], image[:, ~table].to(torch.uint8))  # only the table is painted
-    assert torch.equal(painted[3], term(env, **params)[3, 3])  # the depth channel shows no decoy
     state = term.state_dict()
     assert torch.equal(state["channel_order"][3, 1], torch.tensor([2, 0, 1]))
     before = term.channel_gain.clone()
@@ -228,4 +212,4 @@ def test_rgbd_training_photos_are_recolored_per_episode_and_eval_photos_are_not(
     assert cfg.observations["wrist"].terms["rgb"].params["photo_recolor"] is False
     cfg.num_envs = 2
     plain = ManagerBasedRLEnv(cfg).observation_manager.groups["wrist"][0].func
-    assert not plain.recolor and bool((plain.channel_order == torch.arange(3)).all()) and plain.decoys == 0
+    assert not plain.recolor and bool((plain.channel_order == torch.arange(3)).all())

@@ -33,7 +33,6 @@ from canter.tasks.grasp import mdp as grasp
 from canter.tasks.grasp.env_cfg import arm_grasp_state_env_cfg, privileged_terms, proprio_terms
 
 WRIST_CAMERA = CameraCfg(name="wrist", width=64, height=64, near=0.01, far=3.0, outputs=("rgb", "segmentation"))
-SPHERE_COLOR_RANGE = ((0.65, 1.0), (0.0, 0.3), (0.0, 0.3))  # the target is always reddish (rgb, 0..1)
 PARKING_X = -1.5  # m: distractors taken off the table wait on the floor here, out of the wrist camera's view
 
 
@@ -73,7 +72,7 @@ def visual_randomization_events() -> dict[str, EventTermCfg]:
         "geom_colors": EventTermCfg(func=visual.randomize_geom_colors, mode="reset",
                                     params={"geoms": scene, "color_range": (0.05, 0.95), "name": "geom_color"}),
         "sphere_color": EventTermCfg(func=visual.randomize_geom_colors, mode="reset", params={
-            "geoms": geoms("sphere"), "color_range": SPHERE_COLOR_RANGE, "name": "sphere_color"}),
+            "geoms": geoms("sphere"), "color_range": ((0.65, 1.0), (0.0, 0.3), (0.0, 0.3)), "name": "sphere_color"}),
         "distractor_colors": EventTermCfg(func=visual.randomize_geom_colors, mode="reset", params={
             "geoms": geoms("box_blue", "cylinder_green", "box_yellow"),
             "color_range": ((0.0, 0.5), (0.3, 1.0), (0.3, 1.0)), "name": "distractor_color"}),
@@ -110,16 +109,13 @@ def arm_grasp_rgbd_env_cfg(photos: str = "train") -> EnvCfg:
     over WRIST_DEPTH_RANGE, canter.sensors.photo_terms), as an RGB-D wrist camera gives it: the sphere
     stands out of a table photo of its own color (a red photograph under the red sphere is where the RGB
     student loses it, BENCHMARKS §12). The training photos are recolored per episode (channel order and
-    gains: `photo_recolor`), so tables of the sphere's red are common in training, and up to three flat
-    discs of the sphere's colors are painted on the table photo (`decoys`), so color alone cannot find
-    it; `canter eval --photos` shows photos as they are."""
+    gains: `photo_recolor`), so tables of the sphere's red are common in training and color alone
+    cannot find it; `canter eval --photos` shows photos as they are."""
     cfg = arm_grasp_env_cfg(photos)
     term = cfg.observations["wrist"].terms["rgb"]
     term.params["camera"] = dataclasses.replace(WRIST_CAMERA, outputs=("rgb", "segmentation", "depth"))
     term.params["depth_range"] = WRIST_DEPTH_RANGE
     term.params["photo_recolor"] = True
-    term.params["decoys"] = 3
-    term.params["decoy_color_range"] = SPHERE_COLOR_RANGE
     return cfg
 
 
