@@ -109,8 +109,8 @@ def arm_grasp_rgbd_env_cfg(photos: str = "train") -> EnvCfg:
     over WRIST_DEPTH_RANGE, canter.sensors.photo_terms), as an RGB-D wrist camera gives it: the sphere
     stands out of a table photo of its own color (a red photograph under the red sphere is where the RGB
     student loses it, BENCHMARKS §12). The training photos are recolored per episode (channel order and
-    gains: `photo_recolor`), so tables of the sphere's red are common in training and color alone
-    cannot find it; `canter eval --photos` shows photos as they are."""
+    gains: `photo_recolor`), so tables of the sphere's red are common in training (measured: +0.8
+    points on unseen photos, within the noise; BENCHMARKS §12); `canter eval --photos` shows photos as they are."""
     cfg = arm_grasp_env_cfg(photos)
     term = cfg.observations["wrist"].terms["rgb"]
     term.params["camera"] = dataclasses.replace(WRIST_CAMERA, outputs=("rgb", "segmentation", "depth"))
