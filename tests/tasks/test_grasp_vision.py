@@ -194,7 +194,6 @@ def test_rgbd_training_photos_are_recolored_per_episode_and_eval_photos_are_not(
     assert float(term.channel_gain.min()) >= 0.6 and float(term.channel_gain.max()) <= 1.4
     term.composed[:] = True
     term.brightness[:] = 1.0
-    term.camouflaged[:] = False  # (camouflage: the next test)
     term.channel_order[3, 1] = torch.tensor([2, 0, 1])  # env 3's table: R <- B, G <- R, B <- G
     term.channel_gain[3, 1] = torch.tensor([0.5, 1.0, 1.25])
     image = term(env, **params)[3, :3].float()
@@ -214,49 +213,3 @@ def test_rgbd_training_photos_are_recolored_per_episode_and_eval_photos_are_not(
     cfg.num_envs = 2
     plain = ManagerBasedRLEnv(cfg).observation_manager.groups["wrist"][0].func
     assert not plain.recolor and bool((plain.channel_order == torch.arange(3)).all())
-
-
-def test_rgbd_training_tables_are_camouflaged_in_the_spheres_color_and_eval_tables_are_not():
-    """arm-grasp-rgbd camouflages some episodes' tables: there the table pixels are the photo's
-    luminance over its mean times the env's own sphere color (x 255, x the brightness), drawn per
-    episode with the term's probability and kept in its state; `canter eval/play --photos` turns it off."""
-    from canter.runs.args import apply_photos
-    from canter.sensors.photos import crops
-    from canter.tasks.grasp.vision import CAMOUFLAGE_PROBABILITY
-
-    cfg = REGISTRY.get("arm-grasp-rgbd").env_cfg()
-    cfg.num_envs, cfg.seed = 64, 5
-    cfg.sim.num_threads = 1
-    env = ManagerBasedRLEnv(cfg)
-    env.reset()
-    term = env.observation_manager.groups["wrist"][0].func
-    params = env.observation_manager.groups["wrist"][0].params
-    assert params["camouflage"] == "sphere" and term.camouflage_probability == CAMOUFLAGE_PROBABILITY > 0
-    share = float(term.camouflaged.float().mean())
-    assert 0.05 < share < 0.5  # 64 draws at p = 0.25
-    term.composed[:] = True
-    term.brightness[:] = 1.0
-    term.camouflaged[:] = False
-    term.camouflaged[2] = True
-    image = term(env, **params)[:, :3].float()
-    table = term.camera.outputs["segmentation"][:, 0] == env.sim.model.geom("table").id
-    sphere = env.sim.model.geom("sphere").id
-    color = env.sim.expand("geom_rgba")[2, sphere, :3].float()
-    assert float(color[0]) >= 0.65 and float(color[1:].max()) <= 0.3  # the reddish sphere of arm-grasp
-    gray = crops(term.bank.photos, term.photo[2:3, 1], term.offset[2:3, 1], 64, 64)[0].float().mean(0)
-    expected = (gray / gray.mean() * 255.0 * color[:, None, None]).round().clamp(0, 255)
-    assert int(table[2].sum()) > 100
-    assert torch.equal(image[2][:, table[2]], expected[:, table[2]])
-    mean = image[2][:, table[2]].mean(dim=1)  # the table's mean color is the sphere's hue
-    assert float(mean[0]) > 2 * float(mean[1:].max())
-    other = crops(term.bank.photos, term.photo[3:4, 1], term.offset[3:4, 1], 64, 64)[0].float()  # env 3: recolored
-    order, gain = term.channel_order[3, 1], term.channel_gain[3, 1]
-    recolored = (gain[:, None, None] * other[order]).round().clamp(0, 255)
-    assert torch.equal(image[3][:, table[3]], recolored[:, table[3]])
-    assert torch.equal(term.state_dict()["camouflaged"], term.camouflaged)
-
-    apply_photos(cfg, "unseen", as_they_are=True)
-    assert cfg.observations["wrist"].terms["rgb"].params["camouflage_probability"] == 0.0
-    cfg.num_envs = 8
-    plain = ManagerBasedRLEnv(cfg).observation_manager.groups["wrist"][0].func
-    assert plain.camouflage_probability == 0.0 and not bool(plain.camouflaged.any())

@@ -223,8 +223,8 @@ def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str, *, as_they_are: boo
     """Every observation term that composes camera images over photos (a "photos" parameter, e.g.
     canter.sensors.photo_terms.PhotoCameraImage) takes them from `source`: "train", "unseen" (photos
     kept out of training) or a folder of the user's own PNG/JPEG files; `as_they_are` also switches
-    off the training-time recoloring and camouflage of the photos (`canter eval/play --photos`).
-    ConfigError if the task has none."""
+    off the training-time recoloring of the photos (`canter eval/play --photos`). ConfigError if the
+    task has none."""
     groups = getattr(env_cfg, "observations", {})
     terms = [term for group in groups.values() for term in group.terms.values() if "photos" in term.params]
     if not terms:
@@ -233,7 +233,6 @@ def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str, *, as_they_are: boo
         term.params["photos"] = source
         if as_they_are:
             term.params["photo_recolor"] = False
-            term.params["camouflage_probability"] = 0.0
 
 
 def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, float]) -> None:

@@ -23,13 +23,6 @@ of the three color channels (one of the six) and a gain per channel (uniform in 
 the photo pixels become gain_c * photo[order_c] (then the brightness). Nine photos then cover tables
 of every hue, the sphere's red among them, in training. It is
 training-time randomization: `canter eval/play --photos` show photos as they are (it is switched off).
-
-With `camouflage="sphere"` and `camouflage_probability=p`, each env draws per episode (with
-probability p) a camouflaged table: the surface photo's pixels become its luminance, normalized to
-the crop's mean, times the current color of the named geom (the target's own, per env under color
-randomization): the target lies on a table of its own hue and texture differs only in shade, so the
-image's color contrast no longer says which disc is the target and the depth and shading must. It is
-training-time randomization too, switched off by `canter eval/play --photos`.
 """
 
 from __future__ import annotations
@@ -93,22 +86,6 @@ class PhotoCameraImage(ManagerTerm):
             raise ConfigError(f"PhotoCameraImage: recolor_gain_range must satisfy 0 < low <= high, "
                               f"got {(gain_low, gain_high)}")
         self.recolor_gain_range = (float(gain_low), float(gain_high))
-        self.camouflage_probability = float(params.get("camouflage_probability", 0.0))
-        if not 0.0 <= self.camouflage_probability <= 1.0:
-            raise ConfigError(f"PhotoCameraImage: camouflage_probability must lie in [0, 1], "
-                              f"got {self.camouflage_probability}")
-        camouflage = params.get("camouflage")
-        self.camouflage_geom: int | None = None
-        if camouflage is not None:
-            try:
-                self.camouflage_geom = model.geom(camouflage).id
-            except KeyError as err:
-                raise ConfigError(f"PhotoCameraImage: camouflage names geom {camouflage!r}, which the model lacks") from err
-        elif self.camouflage_probability > 0:
-            raise ConfigError("PhotoCameraImage: camouflage_probability > 0 needs camouflage, the geom whose color tints the table")
-        if self.camouflage_probability > 0 and not self.surface_ids:
-            raise ConfigError("PhotoCameraImage: camouflage tints the surfaces' photo, but surfaces is empty")
-        self._float = self.recolor or self.camouflage_probability > 0  # compose in float32, not uint8
         n = env.num_envs
         self.photo = torch.zeros(n, 2, dtype=torch.long, device=env.device)  # (background, surface) per env
         self.offset = torch.zeros(n, 2, 2, dtype=torch.long, device=env.device)  # (photo, row/col) per env
@@ -117,7 +94,6 @@ class PhotoCameraImage(ManagerTerm):
         # (background, surface) x channel: which source channel each output channel takes, and its gain
         self.channel_order = torch.arange(3, device=env.device).repeat(n, 2, 1)
         self.channel_gain = torch.ones(n, 2, 3, device=env.device)
-        self.camouflaged = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.reset(torch.arange(n, device=env.device))
 
     def reset(self, env_ids: torch.Tensor) -> None:
@@ -140,18 +116,11 @@ class PhotoCameraImage(ManagerTerm):
             low, high = self.recolor_gain_range
             gain = low + (high - low) * torch.rand(count, 2, 3, generator=generator, device=device)
             selection.put(self.channel_gain, env_ids, gain)
-        if self.camouflage_probability > 0:  # (likewise drawn only when on)
-            camouflaged = torch.rand(count, generator=generator, device=device) < self.camouflage_probability
-            selection.put(self.camouflaged, env_ids, camouflaged)
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"photo": self.photo.clone(), "offset": self.offset.clone(), "composed": self.composed.clone(),
                 "brightness": self.brightness.clone(), "channel_order": self.channel_order.clone(),
-                "channel_gain": self.channel_gain.clone(), "camouflaged": self.camouflaged.clone()}
-
-    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
-        # a checkpoint from before camouflage existed has no "camouflaged": no env was camouflaged
-        super().load_state_dict({"camouflaged": torch.zeros_like(self.camouflaged), **state})
+                "channel_gain": self.channel_gain.clone()}
 
     def _photo(self, which: int) -> torch.Tensor:
         """(num_envs, 3, H, W) crops of each env's photo `which` (0 background, 1 surface): uint8 as
@@ -162,41 +131,23 @@ class PhotoCameraImage(ManagerTerm):
         order = self.channel_order[:, which, :, None, None].expand_as(crop)
         return crop.gather(1, order).float().mul_(self.channel_gain[:, which, :, None, None])
 
-    def _camouflaged_surface(self) -> torch.Tensor:
-        """(num_envs, 3, H, W) float: the surface photo as is (or recolored), and in camouflaged envs
-        its luminance over its mean times the camouflage geom's color (module doc)."""
-        photo = self._photo(1).float()
-        assert self.camouflage_geom is not None
-        sim = self.env.sim
-        if sim.is_expanded("geom_rgba"):
-            color = sim.expand("geom_rgba")[:, self.camouflage_geom, :3].float()
-        else:
-            color = torch.as_tensor(sim.model.geom_rgba[self.camouflage_geom, :3], dtype=torch.float32,
-                                    device=photo.device).expand(photo.shape[0], 3)
-        gray = crops(self.bank.photos, self.photo[:, 1], self.offset[:, 1], self.height, self.width).float().mean(1, keepdim=True)
-        shade = gray / gray.mean(dim=(2, 3), keepdim=True).clamp_min(1.0)
-        tinted = shade * (255.0 * color)[:, :, None, None]
-        return torch.where(self.camouflaged[:, None, None, None], tinted, photo)
-
     def __call__(self, env: ManagerBasedRLEnv, camera: CameraCfg, photos: str = "train",
                  surfaces: tuple[str, ...] = (), photo_size: int = 96,
                  brightness_range: tuple[float, float] = (0.7, 1.3), photo_probability: float = 1.0,
                  depth_range: tuple[float, float] | None = None, photo_recolor: bool = False,
-                 recolor_gain_range: tuple[float, float] = (0.6, 1.4), camouflage: str | None = None,
-                 camouflage_probability: float = 0.0) -> torch.Tensor:
+                 recolor_gain_range: tuple[float, float] = (0.6, 1.4)) -> torch.Tensor:
         outputs = rendered(env, self.camera)
         rgb, segmentation = outputs["rgb"], outputs["segmentation"]
-        if self._float:
+        if self.recolor:
             rgb = rgb.float()
         composed = self.composed[:, None, None, None]
-        background = self._photo(0).float() if self._float else self._photo(0)
+        background = self._photo(0)
         image = torch.where((segmentation < 0) & composed, background, rgb)
         if self.surface_ids:
             surface = torch.zeros_like(segmentation, dtype=torch.bool)
             for geom in self.surface_ids:
                 surface |= segmentation == geom
-            table = self._camouflaged_surface() if self.camouflage_probability > 0 else self._photo(1)
-            image = torch.where(surface & composed, table, image)
+            image = torch.where(surface & composed, self._photo(1), image)
         lit = image.float().mul_(self.brightness[:, None, None, None]).round_().clamp_(0, 255)
         if self.depth_range is None:
             return lit.to(torch.uint8)

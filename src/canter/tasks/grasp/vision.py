@@ -101,7 +101,6 @@ def arm_grasp_env_cfg(photos: str = "train") -> EnvCfg:
     return cfg
 
 
-CAMOUFLAGE_PROBABILITY = 0.25  # of the episodes of arm-grasp-rgbd whose table is a photo
 WRIST_DEPTH_RANGE = (0.0, 0.5)  # m: 2 mm per level; the table is ~0.3 m below the camera at the start
 
 
@@ -117,8 +116,6 @@ def arm_grasp_rgbd_env_cfg(photos: str = "train") -> EnvCfg:
     term.params["camera"] = dataclasses.replace(WRIST_CAMERA, outputs=("rgb", "segmentation", "depth"))
     term.params["depth_range"] = WRIST_DEPTH_RANGE
     term.params["photo_recolor"] = True
-    term.params["camouflage"] = "sphere"
-    term.params["camouflage_probability"] = CAMOUFLAGE_PROBABILITY
     return cfg
 
 
