@@ -21,8 +21,8 @@ red photograph is plain in depth). The observation's pixel noise applies to all 
 With `photo_recolor=True` each env also draws, per episode and for each of its two photos, an order
 of the three color channels (one of the six) and a gain per channel (uniform in `recolor_gain_range`):
 the photo pixels become gain_c * photo[order_c] (then the brightness). Nine photos then cover tables
-of every hue, the sphere's red among them, in training. It is
-training-time randomization: `canter eval/play --photos` show photos as they are (it is switched off).
+of every hue, the sphere's red among them, in training. It is training-time randomization:
+`canter eval/play --photos` show photos as they are (it is switched off).
 """
 
 from __future__ import annotations
