@@ -21,11 +21,11 @@ class TimeToTargetArgs:
     # an eval metric: mean_return, a task metric (lin_vel_x_abs_error, ...), ended_by_<term>; several joined by
     # commas must all reach the target (lin_vel_x_abs_error,lin_vel_y_abs_error)
     metric: str = "mean_return"
-    target: float = 0.0
+    target: float = 0.0  # the value the metric must reach (see --direction)
     minutes: float = 10.0  # training budget
     eval_every: float | None = None  # seconds of training between evaluations (default: minutes * 6, ten marks)
     episodes: int = 256  # per evaluation
-    eval_envs: int = 256
+    eval_envs: int = 256  # envs of the evaluation env
     direction: Literal["auto", "above", "below"] = "auto"  # auto: below for errors and failure endings
     stop_at_target: bool = False  # stop training at the first mark that reaches the target
     json: bool = False
