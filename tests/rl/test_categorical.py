@@ -11,6 +11,7 @@ import torch
 
 from canter.core.errors import ConfigError
 from canter.core.rng import make_generator
+from canter.rl.algorithm import bf16_autocast
 from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.distributions import (
     categorical_entropy,
@@ -20,6 +21,7 @@ from canter.rl.distributions import (
 )
 from canter.rl.factory import make_algorithm
 from canter.rl.modules import ActorCritic
+from canter.tasks.atari import atari_agent_cfg
 from tests.rl.fake_env import PickTheLit
 
 LOGITS = torch.tensor([[0.0, math.log(2.0), math.log(3.0)]])  # probabilities 1/6, 2/6, 3/6
@@ -100,18 +102,41 @@ def test_shared_features_act_and_evaluate_equals_act_then_evaluate(distribution)
     assert torch.equal(mean, reference.mean) and torch.equal(values, policy.evaluate(obs))
 
 
+def _one_update(autocast: str) -> dict[str, float]:
+    env = PickTheLit(seed=3)
+    cfg = AlgoCfg(num_steps_per_env=8, learning_rate=1e-3, schedule="fixed", autocast=autocast)  # type: ignore[arg-type]
+    algorithm = make_algorithm(env, _policy_cfg(), cfg, seed=0)  # type: ignore[arg-type]
+    obs = env.get_observations()
+    for _ in range(cfg.num_steps_per_env):
+        obs, reward, terminated, truncated, extras = env.step(algorithm.act(obs))
+        algorithm.process_env_step(reward, terminated, truncated, extras)
+    algorithm.compute_returns(obs)
+    return {k: float(v) for k, v in algorithm.update().items()}
+
+
 def test_bf16_autocast_update_stays_close_to_float32():
-    results = {}
-    for autocast in ("off", "bf16"):
-        env = PickTheLit(seed=3)
-        cfg = AlgoCfg(num_steps_per_env=8, learning_rate=1e-3, schedule="fixed", autocast=autocast)
-        algorithm = make_algorithm(env, _policy_cfg(), cfg, seed=0)  # type: ignore[arg-type]
-        obs = env.get_observations()
-        for _ in range(cfg.num_steps_per_env):
-            obs, reward, terminated, truncated, extras = env.step(algorithm.act(obs))
-            algorithm.process_env_step(reward, terminated, truncated, extras)
-        algorithm.compute_returns(obs)
-        results[autocast] = {k: float(v) for k, v in algorithm.update().items()}
+    results = {autocast: _one_update(autocast) for autocast in ("off", "bf16")}
     assert all(math.isfinite(v) for v in results["bf16"].values())
     for name in ("value_loss", "entropy"):
         assert results["bf16"][name] == pytest.approx(results["off"][name], rel=0.05, abs=0.02)
+
+
+def test_auto_autocast_is_bf16_only_where_the_device_runs_it_natively(monkeypatch):
+    from canter.rl import algorithm as algorithm_module
+
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert bf16_autocast("bf16", cpu) and not bf16_autocast("off", cpu) and not bf16_autocast("off", cuda)
+    monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: False)  # an AVX2-only CPU
+    assert not bf16_autocast("auto", cpu) and bf16_autocast("bf16", cpu) and bf16_autocast("auto", cuda)
+    monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: True)  # AVX-512 / AMX
+    assert bf16_autocast("auto", cpu)
+    assert atari_agent_cfg().algo.autocast == "auto"
+
+
+def test_auto_autocast_on_a_cpu_without_bf16_is_the_float32_update(monkeypatch):
+    from canter.rl import algorithm as algorithm_module
+
+    monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: False)
+    assert _one_update("auto") == _one_update("off")
+    monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: True)
+    assert _one_update("auto") == _one_update("bf16")

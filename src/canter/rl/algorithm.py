@@ -32,6 +32,25 @@ Observations = Mapping[str, torch.Tensor]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def cpu_has_fast_bf16() -> bool:
+    """Whether oneDNN runs bfloat16 convolutions and matmuls natively on this CPU (AVX-512 and up:
+    AVX512-BF16, AMX). On an AVX2-only CPU it falls back to reference kernels: the Nature CNN's
+    update under bf16 autocast took 65 s per iteration on the 2-core AMD EPYC (Zen 3), against
+    about 3 s in float32 (BENCHMARKS.md §20)."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+def bf16_autocast(setting: str, device: torch.device) -> bool:
+    """Whether the update's forward pass runs under bfloat16 autocast: always with "bf16", never
+    with "off", and with "auto" on CUDA and on CPUs with native bfloat16 (cpu_has_fast_bf16)."""
+    if setting == "auto":
+        return device.type == "cuda" or (device.type == "cpu" and cpu_has_fast_bf16())
+    return setting == "bf16"
+
+
 def maybe_compile(function: F, cfg: AlgoCfg) -> F:
     """`function` wrapped in torch.compile when cfg.compile (compiled lazily, at its first call), with
     cfg.compile_backend and cfg.compile_mode; `function` itself otherwise."""
@@ -166,8 +185,8 @@ class OnPolicyAlgorithm:
 
     def _forward(self, batch: MiniBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(mean (B, A), std (B, A), values (B,)) of the current policy on a minibatch, float32 (the
-        forward pass itself in bfloat16 with cfg.autocast "bf16")."""
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.cfg.autocast == "bf16"):
+        forward pass itself in bfloat16 where cfg.autocast asks for it: bf16_autocast)."""
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16_autocast(self.cfg.autocast, self.device)):
             mean, std, values = self.policy.forward_train(
                 batch.observations, batch.episode_starts, batch.actor_state, batch.critic_state
             )

@@ -49,6 +49,13 @@ def _init_conv(in_channels: int, out_channels: int, kernel: int, stride: int, ge
     return conv
 
 
+def channels_last_on_cpu(image_shape: Sequence[int]) -> bool:
+    """Whether images of (C, H, W) `image_shape` learn faster channels-last on the CPU (4+ channels;
+    see ImageEncoder). A store of such images kept channels-last (a DAgger dataset) gathers
+    minibatches that are already in that layout: no reorder per minibatch."""
+    return len(image_shape) == 3 and int(image_shape[0]) > 3
+
+
 class ImageEncoder(nn.Module):
     """Conv stack (no padding) → flatten → Linear → activation, for one image group.
 
@@ -76,12 +83,14 @@ class ImageEncoder(nn.Module):
         # batch of 780; Atari's 4x84x84 Nature CNN: 437 against 333 ms forward and backward), while
         # 3-channel RGB is fastest in NCHW and a forward pass alone is faster in NCHW for all of them:
         # so backward passes over 4+ channels take channels-last input.
-        self._channels_last_backward = self.image_shape[0] > 3
+        self._channels_last_backward = channels_last_on_cpu(self.image_shape)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         lead = images.shape[:-3]
         x = images.reshape(-1, *self.image_shape)
-        x = x.float() / 255.0 if x.dtype == torch.uint8 else x.float()
         if self._channels_last_backward and x.device.type == "cpu" and torch.is_grad_enabled():
+            # reorder the uint8 bytes, not the floats: a quarter of the memory traffic (bitwise the same)
             x = x.contiguous(memory_format=torch.channels_last)
+        # scale in place: no second float buffer (4x64x64 x 780 frames: 86 -> 37 ms with the reorder)
+        x = x.float().div_(255.0) if x.dtype == torch.uint8 else x.float()
         return self.net(x).reshape(*lead, self.output_dim)

@@ -36,6 +36,7 @@ import torch
 from torch import nn
 
 from canter.core.rng import derive_seed
+from canter.rl.algorithm import bf16_autocast
 from canter.rl.config import AlgoCfg, Ga3cCfg
 from canter.rl.gae import bootstrap_time_outs
 from canter.rl.modules import ActorCritic
@@ -262,8 +263,8 @@ class Ga3cRunner:
         versions = torch.cat([e.versions for e in batch], dim=1)
         steps, envs = rewards.shape
         flat = {g: v.reshape(steps * envs, *v.shape[2:]) for g, v in obs.items()}
-        # the forward pass in bfloat16 with algo.autocast "bf16", as the synchronous update does
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=algo.autocast == "bf16"):
+        # the forward pass in bfloat16 where algo.autocast asks for it, as the synchronous update does
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16_autocast(algo.autocast, self.device)):
             mean, std, values = replica.forward_train(flat)
         mean, std, values = mean.float(), std.float(), values.float()
         log_prob = replica.log_prob(actions.reshape(steps * envs, -1), mean, std).view(steps, envs)

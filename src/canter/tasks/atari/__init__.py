@@ -21,8 +21,9 @@ def atari_agent_cfg() -> RunnerCfg:
     γ 0.99, λ 0.95, Adam 2.5e-4 annealed linearly to 0 over the budget: --max-time, or max_iterations)
     with rollouts of 64 games x 32 steps for a 2-core CPU, minibatches of
     256 (8 per epoch: twice the gradient steps of 4 x 512 per frame, and 14 % less update time on
-    this CPU: 42 vs 98 ms per step), the update in bfloat16 (3.4x the float32 training throughput with
-    the CNN encoded once; BENCHMARKS.md §16). The anneal gave the best 90-minute Pong (+15.4 against
+    this CPU: 42 vs 98 ms per step), the update in bfloat16 where the CPU has it natively (3.4x the
+    float32 training throughput with the CNN encoded once, BENCHMARKS.md §16; "auto": float32 on an
+    AVX2-only CPU, where bfloat16 is some 20x slower, §20). The anneal gave the best 90-minute Pong (+15.4 against
     +14.6 with the rate fixed; §16); GA3C keeps its rate fixed (`--algo ga3c` turns the default off)."""
     return RunnerCfg(
         policy=PolicyCfg(actor_hidden_dims=(), critic_hidden_dims=(), activation="relu", distribution="categorical",
@@ -31,7 +32,7 @@ def atari_agent_cfg() -> RunnerCfg:
                                     activation="relu", shared=True)),
         algo=AlgoCfg(num_steps_per_env=32, num_learning_epochs=4, num_mini_batches=8, clip_param=0.1,
                      value_loss_coef=0.5, entropy_coef=0.01, gamma=0.99, lam=0.95, learning_rate=2.5e-4,
-                     schedule="linear", min_learning_rate=0.0, max_grad_norm=0.5, use_clipped_value_loss=True, autocast="bf16"),
+                     schedule="linear", min_learning_rate=0.0, max_grad_norm=0.5, use_clipped_value_loss=True, autocast="auto"),
         max_iterations=10_000,
         save_interval=50,
         rollout_threads=0,
