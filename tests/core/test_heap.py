@@ -1,4 +1,5 @@
-"""retain_freed_memory: large tensors come from the heap (no mmap per allocation) unless CANTER_MALLOC=system."""
+"""retain_freed_memory: large tensors come from the heap (no mmap per allocation) when CANTER_MALLOC and
+the policy ask for it."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def mmapped_while_alive():
     return during - before
 
 default = mmapped_while_alive()
-took = retain_freed_memory()
+took = retain_freed_memory(learns_from_images=True)
 after = mmapped_while_alive()
 print(json.dumps({"default": default, "took": took, "after": after}))
 """
@@ -61,6 +62,12 @@ def test_canter_malloc_system_keeps_glibcs_defaults():
     assert result["after"] >= 64 << 20
 
 
+def test_auto_retains_only_for_policies_that_learn_from_images(monkeypatch):
+    monkeypatch.setenv("CANTER_MALLOC", "auto")
+    assert retain_freed_memory(learns_from_images=False) is False  # an MLP policy: glibc's defaults
+    assert _probe("auto")["took"] is True and _probe("auto")["after"] == 0  # a CNN policy: retained
+
+
 def test_a_bad_canter_malloc_is_a_config_error(monkeypatch):
     monkeypatch.setenv("CANTER_MALLOC", "jemalloc")
     with pytest.raises(ConfigError, match="CANTER_MALLOC='jemalloc'"):
@@ -72,4 +79,4 @@ def test_the_cli_reports_a_bad_canter_malloc_in_one_line():
     done = subprocess.run([sys.executable, "-m", "canter", "list"], env=env, capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "canter: error: CANTER_MALLOC='fast': expected 'retain' (the default) or 'system'"]
+        "canter: error: CANTER_MALLOC='fast': expected 'auto' (the default), 'retain' or 'system'"]

@@ -28,12 +28,13 @@ def test_onnx_int8_export_reports_its_action_error_against_fp32(env, policies, t
     assert md.quantization == "int8-dynamic" and md.int8_max_action_error == int8.int8_max_action_error
     assert PolicyRuntime(tmp_path / "p.onnx").metadata.quantization == "none"
     ops = {node.op_type for node in onnx.load(str(tmp_path / "p.int8.onnx")).graph.node}
-    assert "MatMulInteger" in ops and ("DynamicQuantizeLSTM" in ops) == (architecture == "lstm")
+    assert "MatMulInteger" in ops and "DynamicQuantizeLSTM" not in ops  # recurrent layers stay float
     # the error is that of a real quantization: not zero, and small against the actions themselves
     recording = parity.random_recording(fp32.metadata.observation_dim, 5, 4, seed=7)
     reference = parity.onnx_actions(PolicyRuntime(tmp_path / "p.onnx"), recording)
     assert 0.0 < int8.int8_max_action_error < 0.05 * np.abs(reference).max()
-    assert (tmp_path / "p.int8.onnx").stat().st_size < 0.6 * (tmp_path / "p.onnx").stat().st_size
+    shrink = 0.6 if architecture == "mlp" else 0.9  # an LSTM's recurrent weights stay float
+    assert (tmp_path / "p.int8.onnx").stat().st_size < shrink * (tmp_path / "p.onnx").stat().st_size
 
 
 def test_torchscript_int8_export_reports_its_error(env, policies, tmp_path):

@@ -24,7 +24,7 @@ from canter.cli.export_cmd import DeployCmd, ExportArgs
 from canter.cli.list_cmd import ListArgs
 from canter.cli.train_cmd import EvalArgs, PlayArgs, TrainCmd
 from canter.core.errors import CanterError
-from canter.core.heap import retain_freed_memory
+from canter.core.heap import heap_mode
 from canter.runs.parsing import stray_options
 
 
@@ -127,7 +127,7 @@ def entrypoint(argv: list[str] | None = None) -> None:
     """
     prefix = f"rank {os.environ['RANK']}: " if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ else ""
     try:
-        retain_freed_memory()
+        heap_mode()  # a bad CANTER_MALLOC is a one-line error before anything runs
         code = main(argv)
     except CanterError as err:
         print(f"canter: error: {prefix}{err}", file=sys.stderr)

@@ -2,8 +2,9 @@
 
 Dynamic quantization: weights are stored as int8 (per output channel); activations are quantized
 per call from their observed range, so no calibration data is needed. ONNX: onnxruntime's
-`quantize_dynamic` turns each MatMul into DynamicQuantizeLinear + MatMulInteger (ONNX Runtime has no
-quantized GRU, so a GRU stays float; an LSTM becomes DynamicQuantizeLSTM). TorchScript: torch's
+`quantize_dynamic` turns each MatMul into DynamicQuantizeLinear + MatMulInteger with 7-bit weights,
+which no x86 CPU saturates (recurrent layers stay float: ONNX Runtime has no quantized GRU, and its
+DynamicQuantizeLSTM lost 10 % of the action range on an AVX2 CPU). TorchScript: torch's
 `quantize_dynamic` replaces the Linear layers and an LSTM with dynamically quantized ones; a GRU stays
 float as in ONNX Runtime (torch's quantized GRU cost 10x the action error of the int8 MLP layers on
 our test policies).
@@ -39,7 +40,11 @@ def quantize_onnx(fp32_path: str | Path, int8_path: str | Path, metadata: Policy
         raw = Path(tmp) / "int8.onnx"
         logging.disable(logging.WARNING)  # the quantizer advises "pre-processing" on the root logger
         try:
-            quantize_dynamic(str(fp32_path), str(raw), per_channel=True, weight_type=QuantType.QInt8)
+            # 7-bit weights (reduce_range) and MatMuls only: on a CPU without VNNI (AVX2, plain AVX-512)
+            # ONNX Runtime's int8 kernels saturate full-range weights, and its DynamicQuantizeLSTM
+            # kept an error of 10 % of the largest action even with 7 bits (BENCHMARKS.md §9)
+            quantize_dynamic(str(fp32_path), str(raw), per_channel=True, reduce_range=True,
+                             weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gemm"])
         except Exception as err:
             raise CanterError(f"int8 quantization failed: {type(err).__name__}: {' '.join(str(err).split())[:160]}") from err
         finally:

@@ -33,10 +33,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def cpu_has_fast_bf16() -> bool:
-    """Whether oneDNN runs bfloat16 convolutions and matmuls natively on this CPU (AVX-512 and up:
-    AVX512-BF16, AMX). On an AVX2-only CPU it falls back to reference kernels: the Nature CNN's
+    """Whether oneDNN has fast bfloat16 convolutions and matmuls on this CPU (AVX-512 and up; in
+    hardware with AVX512-BF16 or AMX). On an AVX2-only CPU its bfloat16 kernels are slow: the Nature CNN's
     update under bf16 autocast took 65 s per iteration on the 2-core AMD EPYC (Zen 3), against
-    about 3 s in float32 (BENCHMARKS.md §20)."""
+    5.2 s in float32 (BENCHMARKS.md §20)."""
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):

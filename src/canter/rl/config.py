@@ -249,7 +249,7 @@ class AlgoCfg(Validated):
         losses and optimizer state stay float32 (canter.rl.modules.MLP). About 2x faster for the
         Nature CNN on a CPU with AVX512-BF16 (BENCHMARKS.md §16). "off": float32 throughout. "auto":
         bf16 on CUDA and on CPUs with native bfloat16 (AVX-512 and up), float32 on an AVX2-only CPU,
-        where oneDNN's bfloat16 kernels are some 20x slower than float32 (BENCHMARKS.md §20).
+        where oneDNN's bfloat16 kernels are some 13x slower than float32 (BENCHMARKS.md §20).
     symmetry: left-right symmetry for tasks that declare their mirror (EnvCfg.symmetry): "augment"
         adds the mirror image of every minibatch sample (mirrored observations and actions, the same
         advantages, returns and old log-probabilities) to the PPO loss; "loss" adds

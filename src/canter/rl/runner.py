@@ -36,6 +36,7 @@ import torch
 
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
+from canter.core.heap import retain_freed_memory
 from canter.core.profiling import section
 from canter.core.validate import Validated, require_at_least, require_positive
 from canter.envs.vec_env import VecEnv
@@ -111,6 +112,7 @@ class OnPolicyRunner:
         self.algorithm: OnPolicyAlgorithm | Dagger = make_algorithm(env, cfg.policy, cfg.algo, seed=seed,
                                                                      rank=self.rank, expert=expert)
         distributed.broadcast_module(self.algorithm.policy)
+        retain_freed_memory(learns_from_images=bool(cfg.policy.image_obs_groups))  # CNN updates: canter.core.heap
         self.iteration = 0
         self.wall_time_s = 0.0
         self.history: list[dict[str, float]] = []

@@ -23,7 +23,7 @@ def atari_agent_cfg() -> RunnerCfg:
     256 (8 per epoch: twice the gradient steps of 4 x 512 per frame, and 14 % less update time on
     this CPU: 42 vs 98 ms per step), the update in bfloat16 where the CPU has it natively (3.4x the
     float32 training throughput with the CNN encoded once, BENCHMARKS.md §16; "auto": float32 on an
-    AVX2-only CPU, where bfloat16 is some 20x slower, §20). The anneal gave the best 90-minute Pong (+15.4 against
+    AVX2-only CPU, where bfloat16 is some 13x slower, §20). The anneal gave the best 90-minute Pong (+15.4 against
     +14.6 with the rate fixed; §16); GA3C keeps its rate fixed (`--algo ga3c` turns the default off)."""
     return RunnerCfg(
         policy=PolicyCfg(actor_hidden_dims=(), critic_hidden_dims=(), activation="relu", distribution="categorical",
