@@ -42,7 +42,7 @@ def quantize_onnx(fp32_path: str | Path, int8_path: str | Path, metadata: Policy
         try:
             # 7-bit weights (reduce_range) and MatMuls only: on a CPU without VNNI (AVX2, plain AVX-512)
             # ONNX Runtime's int8 kernels saturate full-range weights, and its DynamicQuantizeLSTM
-            # kept an error of 10 % of the largest action even with 7 bits (BENCHMARKS.md §9)
+            # kept an error of 10 % of the largest action even with 7 bits (BENCHMARKS.md §20)
             quantize_dynamic(str(fp32_path), str(raw), per_channel=True, reduce_range=True,
                              weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Gemm"])
         except Exception as err:

@@ -13,6 +13,7 @@ The runner drives one iteration as:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -32,8 +33,9 @@ Observations = Mapping[str, torch.Tensor]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+@functools.cache
 def cpu_has_fast_bf16() -> bool:
-    """Whether oneDNN has fast bfloat16 convolutions and matmuls on this CPU (AVX-512 and up; in
+    """(Asked once per process: bf16_autocast runs for every minibatch.) Whether oneDNN has fast bfloat16 convolutions and matmuls on this CPU (AVX-512 and up; in
     hardware with AVX512-BF16 or AMX). On an AVX2-only CPU its bfloat16 kernels are slow: the Nature CNN's
     update under bf16 autocast took 65 s per iteration on the 2-core AMD EPYC (Zen 3), against
     5.2 s in float32 (BENCHMARKS.md §20)."""
