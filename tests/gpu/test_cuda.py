@@ -109,3 +109,60 @@ def test_cuda_graph_env_step_never_synchronizes(task):
     finally:
         torch.cuda.set_sync_debug_mode(0)
     torch.cuda.synchronize()
+
+
+def _learner_run(algo: str, cuda_graph: bool, iterations: int = 4, normalize: bool = True):
+    from canter.rl.config import AlgoCfg, PolicyCfg
+    from canter.rl.factory import make_algorithm
+
+    from ..rl.fake_env import TargetEnv, train
+
+    env = TargetEnv(512, device="cuda")
+    # 2 x 4096 // 3 minibatches: two sizes (1366 and 1365 rows), so two graphs of the minibatch step
+    cfg = AlgoCfg(algo=algo, num_steps_per_env=8, num_learning_epochs=2, num_mini_batches=3, cuda_graph=cuda_graph)
+    algorithm = make_algorithm(env, PolicyCfg(actor_hidden_dims=(64, 64), critic_hidden_dims=(64, 64),
+                                              normalize_obs=normalize), cfg, seed=0)
+    stats = train(algorithm, env, iterations)
+    torch.cuda.synchronize()
+    return algorithm, stats
+
+
+@pytest.mark.parametrize("algo", ("ppo", "a2c"))
+def test_cuda_graph_of_the_learner_changes_nothing_but_speed(algo):
+    """algo.cuda_graph replays the minibatch step (forward, losses, backward, clip, capturable fused
+    Adam, adaptive learning rate), GAE and act from CUDA graphs: four iterations from the same seed
+    end with the parameters, normalizer statistics, statistics and learning rate of the eager run."""
+    eager, eager_stats = _learner_run(algo, False)
+    graphed, graphed_stats = _learner_run(algo, True)
+    worst = 0.0
+    for (name, a), b in zip(eager.policy.state_dict().items(), graphed.policy.state_dict().values(), strict=True):
+        worst = max(worst, float((a.double() - b.double()).abs().max()))
+        torch.testing.assert_close(b, a, atol=1e-6, rtol=1e-5, msg=name)
+    for a, b in zip(eager_stats, graphed_stats, strict=True):
+        assert a.keys() == b.keys()
+        for key in a:
+            torch.testing.assert_close(b[key], a[key], atol=1e-6, rtol=1e-4, msg=key)
+    torch.testing.assert_close(graphed.learning_rate, eager.learning_rate)
+    print(f"learner cuda graph {algo}: worst parameter diff {worst:.3g}, "
+          + ", ".join(f"{g.name.split(': ')[1]} {g.captures} captures / {g.replays} replays" for g in graphed.graphs))
+    assert all(g.captures >= 1 and g.replays >= 1 for g in graphed.graphs)
+
+
+def test_cuda_graphed_learner_never_synchronizes():
+    """After its warm-up, a whole iteration of the graphed PPO learner (act, recording, GAE, update)
+    issues no host synchronization."""
+    algorithm, _ = _learner_run("ppo", True, iterations=3)
+    env_obs = {"policy": torch.rand(512, 2, device="cuda"), "critic": torch.rand(512, 3, device="cuda")}
+    rewards = torch.rand(512, device="cuda")
+    ends = torch.zeros(512, dtype=torch.bool, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        for _ in range(algorithm.cfg.num_steps_per_env):
+            algorithm.act(env_obs)
+            algorithm.process_env_step(rewards, ends, ends)
+        algorithm.compute_returns(env_obs)
+        algorithm.update()
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    torch.cuda.synchronize()

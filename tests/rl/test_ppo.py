@@ -182,3 +182,20 @@ def test_compile_switch_changes_nothing_but_speed(monkeypatch, algo):
     assert torch.equal(eager_lr, compiled_lr)
 
 
+
+
+def test_cuda_graph_switch_is_refused_where_it_cannot_run():
+    """algo.cuda_graph (canter.rl.cuda_graph; its equality with eager is a GPU test in tests/gpu) names
+    its problem on a CPU device, together with compile, and for the learners it is not built for."""
+    env = TargetEnv(8)
+    with pytest.raises(ConfigError, match=r"algo.cuda_graph: CUDA graphs need a CUDA device; this run is on cpu"):
+        make_algorithm(env, small_policy_cfg(), small_algo_cfg(cuda_graph=True), seed=0)
+    with pytest.raises(ConfigError, match=r"cuda_graph.*compile"):
+        small_algo_cfg(cuda_graph=True, compile=True).validate()
+    with pytest.raises(ConfigError, match=r"algo.cuda_graph: implemented for ppo and a2c, not 'dagger'"):
+        make_algorithm(env, small_policy_cfg(), AlgoCfg(algo="dagger", schedule="fixed", cuda_graph=True), seed=0,
+                       expert=lambda obs: obs["policy"][:, :1])
+    from canter.rl.cuda_graph import GraphedFunction
+
+    with pytest.raises(ConfigError, match="CUDA graphs need a CUDA device"):
+        GraphedFunction(lambda x: x, name="f", device=torch.device("cpu"))

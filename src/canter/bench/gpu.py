@@ -12,9 +12,11 @@ named); the report is rewritten after every stage, so a check cut short keeps wh
 - parity: for every task family, the largest qpos / qvel difference between the warp backend on
           Warp's CPU device and on CUDA after stepping the same states with the same controls.
 - env:    `canter bench env` (env vs raw MuJoCo Warp) per task and env count.
-- train:  `canter bench train` (step, step+inference and total FPS) per task and env count.
-- learn:  `canter train dog-flat` on CUDA in chunks, with `canter eval` tracking errors after each
-          chunk (metric against training wall time).
+- train:  `canter bench train` (step, step+inference and total FPS) per task and env count; on CUDA
+          once per entry of `train_graphs`: eager ("off"), the learner replayed from CUDA graphs
+          ("learner": algo.cuda_graph), and the env step too ("both": env.cuda_graph as well).
+- learn:  `canter train dog-flat` on CUDA in chunks (with `learn_graphs`, one of the same three), with
+          `canter eval` tracking errors after each chunk (metric against training wall time).
 
 It writes OUT/gpu_check.json, OUT/gpu_check.md (tables) and OUT/gpu_check.png, and OUT/logs/ with
 every stage's output. Without CUDA the CUDA stages are skipped with the reason said (the tests stage
@@ -37,6 +39,12 @@ from typing import Any
 from canter.core.errors import ConfigError
 
 TASKS = ("cartpole", "ant", "dog-flat", "humanoid-flat")
+# the CUDA-graph switches of a training run: eager, the learner's (algo.cuda_graph), and the env step's too
+GRAPH_FLAGS: dict[str, tuple[str, ...]] = {
+    "off": (),
+    "learner": ("--agent.algo.cuda-graph",),
+    "both": ("--agent.algo.cuda-graph", "--env.cuda-graph"),
+}
 SIZES = (4096, 16384, 65536)
 LEARN_METRICS = ("lin_vel_x_abs_error", "lin_vel_y_abs_error", "yaw_rate_abs_error")
 
@@ -53,6 +61,8 @@ class GpuCheckCfg:
     env_seconds: float = 1.0  # per repetition and side of bench env
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train wall time per task and size
+    train_graphs: tuple[str, ...] = ("off", "learner", "both")  # on CUDA, each a run of its own (GRAPH_FLAGS)
+    learn_graphs: str = "off"
     learn_task: str = "dog-flat"
     learn_envs: int = 8192
     learn_chunks: tuple[float, ...] = (60.0, 60.0, 60.0, 120.0)  # seconds of training between evaluations
@@ -207,6 +217,10 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
     if unknown:
         raise ConfigError(f"--stages: unknown stage {sorted(unknown)[0]!r} "
                           "(have tests, syncs, parity, env, train, learn)")
+    unknown_graphs = (set(cfg.train_graphs) | {cfg.learn_graphs}) - set(GRAPH_FLAGS)
+    if unknown_graphs:
+        raise ConfigError(f"--train-graphs / --learn-graphs: unknown {', '.join(sorted(unknown_graphs))} "
+                          f"(have {', '.join(GRAPH_FLAGS)})")
     if any(n < 1 for n in cfg.sizes) or cfg.learn_envs < 1:
         raise ConfigError("--sizes / --learn-envs: env counts must be >= 1")
     check = _Check(cfg, progress)
@@ -249,8 +263,11 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
                                   ["bench", "env", *common, "--seconds", str(cfg.env_seconds), "--repeats",
                                    str(cfg.env_repeats), "--json", *(["--cuda-graph"] if graph else [])], limit=600)
                 else:
-                    check.run("train", f"{task}-{n}", ["bench", "train", *common, "--max-time", str(cfg.train_seconds),
-                                                       "--json"], limit=cfg.train_seconds + 300)
+                    for graphs in cfg.train_graphs if check.cuda else ("off",):
+                        record = check.run("train", f"{task}-{n}" + ("" if graphs == "off" else f"-graph-{graphs}"),
+                                           ["bench", "train", *common, "--max-time", str(cfg.train_seconds), "--json",
+                                            *GRAPH_FLAGS[graphs]], limit=cfg.train_seconds + 300)
+                        record.result["cuda_graphs"] = graphs
 
     def learn() -> None:
         if no_cuda:
@@ -288,7 +305,7 @@ def _learn(check: _Check, cfg: GpuCheckCfg) -> None:
         if k == 0:
             argv = ["train", cfg.learn_task, "--backend", "warp", "--device", cfg.device, "--num-envs",
                     str(cfg.learn_envs), "--max-time", str(chunk), "--run-dir", str(run_dir), "--quiet",
-                    "--max-iterations", str(10**6)]
+                    "--max-iterations", str(10**6), *GRAPH_FLAGS[cfg.learn_graphs]]
         else:
             argv = ["train", "--resume", str(run_dir), "--max-time", str(chunk), "--quiet"]
         record = check.run("learn", f"train-{k}", argv, limit=chunk + 240, parse_json=False)
@@ -377,7 +394,8 @@ def markdown_report(report: dict[str, Any]) -> str:
     def by_task_and_size(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         order = {task: k for k, task in enumerate(dict.fromkeys(r["result"]["task"] for r in rows))}
         return sorted(rows, key=lambda r: (order[r["result"]["task"]], r["result"]["num_envs"],
-                                           bool(r["result"].get("cuda_graph"))))
+                                           bool(r["result"].get("cuda_graph")),
+                                           list(GRAPH_FLAGS).index(r["result"].get("cuda_graphs", "off"))))
 
     def ok(stage: str) -> list[dict[str, Any]]:
         return [r for r in records if r["stage"] == stage and r["status"] == "ok"]
@@ -399,8 +417,9 @@ def markdown_report(report: dict[str, Any]) -> str:
                       f"{e['ratio']:.3f}", _fmt(e.get("gpu_memory_bytes") and e["gpu_memory_bytes"] / 2**30, ".2f"))
                      for r in by_task_and_size(ok("env")) for e in (r["result"],)])
     lines += _table("Training (PPO): seed 003's three figures, medians over iterations",
-                    ("task", "envs", "step FPS", "step+inference FPS", "total FPS", "iteration s", "iterations"),
-                    [(t["task"], f"{t['num_envs']:,}", _fmt(t["step_fps"]), _fmt(t["step_inference_fps"]),
+                    ("task", "envs", "CUDA graphs", "step FPS", "step+inference FPS", "total FPS", "iteration s",
+                     "iterations"),
+                    [(t["task"], f"{t['num_envs']:,}", t.get("cuda_graphs", "off"), _fmt(t["step_fps"]), _fmt(t["step_inference_fps"]),
                       _fmt(t["total_fps"]), f"{t['iteration_time_s']:.3f}", t["iterations"])
                      for r in by_task_and_size(ok("train")) for t in (r["result"],)])
     nan = float("nan")
@@ -431,7 +450,9 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
         by_task: dict[str, list[tuple[int, float]]] = {}
         for r in records:
             if r["stage"] == stage:
-                label = r["result"]["task"] + (" (CUDA graph)" if r["result"].get("cuda_graph") else "")
+                graphs = r["result"].get("cuda_graphs", "off")
+                label = (r["result"]["task"] + (" (CUDA graph)" if r["result"].get("cuda_graph") else "")
+                         + ("" if graphs == "off" else f" (CUDA graphs: {graphs})"))
                 by_task.setdefault(label, []).append((r["result"]["num_envs"], r["result"][key]))
         for task, points in by_task.items():
             points.sort()

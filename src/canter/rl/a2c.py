@@ -32,7 +32,7 @@ class A2C(OnPolicyAlgorithm):
         grad_norm (before clipping) and learning_rate (for the next update).
         """
         batch = next(iter(self._mini_batches(num_mini_batches=1, num_epochs=1)))
-        stats = self._learn(batch)
+        stats = {name: value.clone() for name, value in self._learn(batch).items()}  # (graph outputs are reused)
         self.storage.clear()
         stats["learning_rate"] = self.learning_rate.detach().clone()
         return stats

@@ -23,7 +23,8 @@ from torch import nn
 from canter.core.errors import CanterError, ConfigError
 from canter.core.mirror import Mirror
 from canter.rl.config import AlgoCfg
-from canter.rl.distributed import all_reduce_gradients, all_reduce_mean
+from canter.rl.cuda_graph import GraphedFunction, check_cuda_graph
+from canter.rl.distributed import all_reduce_gradients, all_reduce_mean, is_distributed
 from canter.rl.gae import bootstrap_time_outs, compute_gae
 from canter.rl.losses import adaptive_learning_rate
 from canter.rl.modules import ActorCritic
@@ -108,11 +109,28 @@ class OnPolicyAlgorithm:
             observation_dtypes=observation_dtypes,
         )
         self.learning_rate = torch.tensor(cfg.learning_rate, device=self.device)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.learning_rate, fused=True)
-        # the learner's hot functions, compiled whole when cfg.compile (one switch; see AlgoCfg)
+        check_cuda_graph(cfg, self.device, world_size=2 if is_distributed() else 1)
+        # capturable: Adam's step count and bias corrections stay on the device, as a graph needs
+        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.learning_rate, fused=True,
+                                          capturable=cfg.cuda_graph)
+        # the learner's hot functions, compiled whole when cfg.compile, or replayed from CUDA graphs
+        # when cfg.cuda_graph (one switch each; see AlgoCfg)
         self._learn = maybe_compile(self._learn_step, cfg)
         self._gae = maybe_compile(compute_gae, cfg)
         self._policy_step = maybe_compile(self._act_and_evaluate, cfg)
+        self._act = self._normalize_act_and_evaluate
+        self.graphs: list[GraphedFunction] = []
+        if cfg.cuda_graph:
+            self._learn = self._graphed(self._learn_step, "the learner's minibatch step")
+            self._gae = self._graphed(compute_gae, "GAE")
+            if not policy.is_recurrent:  # a recurrent policy's memory is host-managed module state
+                self._act = self._graphed(self._normalize_act_and_evaluate, "the policy's act",
+                                          generators=(generator,), key=lambda: self.policy.training)
+
+    def _graphed(self, function: Callable[..., Any], name: str, **kwargs: Any) -> GraphedFunction:
+        graphed = GraphedFunction(function, name=f"algo.cuda_graph: {name}", device=self.device, **kwargs)
+        self.graphs.append(graphed)
+        return graphed
 
     # --- rollout ------------------------------------------------------------------------------------
 
@@ -123,8 +141,7 @@ class OnPolicyAlgorithm:
             states = self.policy.hidden_states(self.storage.num_envs)
             assert states is not None
             self.storage.store_initial_hidden_states(*states)
-        self.policy.update_normalization(obs)
-        step, values = self._policy_step(obs)
+        step, values = self._act(obs)
         self.storage.store_policy_step(
             observations=obs,
             actions=step.actions,
@@ -133,7 +150,12 @@ class OnPolicyAlgorithm:
             action_std=step.std,
             values=values,
         )
-        return step.actions
+        # a graph's outputs are overwritten by its next replay: the caller gets its own actions
+        return step.actions.clone() if self.graphs and self._act is not self._normalize_act_and_evaluate else step.actions
+
+    def _normalize_act_and_evaluate(self, obs: Observations) -> tuple[Any, torch.Tensor]:
+        self.policy.update_normalization(obs)
+        return self._policy_step(obs)
 
     def _act_and_evaluate(self, obs: Observations) -> tuple[Any, torch.Tensor]:
         return self.policy.act_and_evaluate(obs, self.generator)
@@ -188,7 +210,9 @@ class OnPolicyAlgorithm:
     def _forward(self, batch: MiniBatch) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(mean (B, A), std (B, A), values (B,)) of the current policy on a minibatch, float32 (the
         forward pass itself in bfloat16 where cfg.autocast asks for it: bf16_autocast)."""
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16_autocast(self.cfg.autocast, self.device)):
+        # (no cast cache under CUDA graphs: cached casts would outlive the capture that made them)
+        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16_autocast(self.cfg.autocast, self.device),
+                            cache_enabled=not self.cfg.cuda_graph):
             mean, std, values = self.policy.forward_train(
                 batch.observations, batch.episode_starts, batch.actor_state, batch.critic_state
             )
@@ -232,6 +256,8 @@ class OnPolicyAlgorithm:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restores what `state_dict` saved; the learning rate stays shared with the optimizer."""
         load_learner_state(self, state)
+        for graphed in self.graphs:  # the optimizer's state tensors were replaced
+            graphed.invalidate()
 
 
 def gradient_step(loss: torch.Tensor, policy: nn.Module, optimizer: torch.optim.Optimizer,
@@ -262,8 +288,11 @@ def load_learner_state(learner: Any, state: Mapping[str, Any]) -> None:
     if state["algo"] != learner.algo_name:
         raise CanterError(f"checkpoint holds a {state['algo']!r} algorithm, not {learner.algo_name!r}")
     learner.policy.load_state_dict(state["policy"])
+    # capturable is this run's choice (algo.cuda_graph), not the saved run's
+    capturable = [group.get("capturable", False) for group in learner.optimizer.param_groups]
     learner.optimizer.load_state_dict(state["optimizer"])
     learner.learning_rate.copy_(state["learning_rate"])
-    for group in learner.optimizer.param_groups:
+    for group, keep in zip(learner.optimizer.param_groups, capturable, strict=True):
         group["lr"] = learner.learning_rate
+        group["capturable"] = keep
     learner.generator.set_state(state["generator"].cpu())  # a map_location may have moved it

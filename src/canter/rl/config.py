@@ -244,6 +244,11 @@ class AlgoCfg(Validated):
         kernels: no codegen, for checking the traced program).
     compile_mode: torch.compile's mode; "reduce-overhead" replays CUDA graphs of the compiled
         functions on a GPU (no effect on the CPU).
+    cuda_graph: capture the learner's hot functions as CUDA graphs and replay them (PPO and A2C on a
+        CUDA device; canter.rl.cuda_graph): the minibatch step (forward, losses, backward, clip, Adam
+        with capturable state), GAE, and the act of feed-forward policies with its normalizer update.
+        Each runs eagerly for its first two calls, then one launch per call. Not with `compile`, nor
+        under torch.distributed; on the CPU it is a configuration error.
     autocast: "bf16" runs the update's forward pass (PPO, A2C, GA3C, DAgger) under torch.autocast in
         bfloat16: convolutions and the hidden layers' matmuls; the MLPs' output layers, parameters,
         losses and optimizer state stay float32 (canter.rl.modules.MLP). About 2x faster for the
@@ -280,6 +285,7 @@ class AlgoCfg(Validated):
     compile: bool = False
     compile_backend: CompileBackend = "inductor"
     compile_mode: CompileMode = "default"
+    cuda_graph: bool = False
     autocast: Autocast = "off"
     symmetry: Symmetry = "off"
     symmetry_loss_coef: float = 1.0
@@ -291,6 +297,8 @@ class AlgoCfg(Validated):
     def validate(self) -> None:
         require_choice(self, "algo", "schedule", "autocast", "symmetry")
         require_at_least(self, "symmetry_loss_coef", 0.0)
+        if self.cuda_graph and self.compile:
+            raise fail("cuda_graph", "and compile are two ways to the same end; choose one")
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
             require_at_least(self, field, 1, integer=True)
         require_positive(self, "clip_param", "learning_rate", "desired_kl", "max_grad_norm")

@@ -15,6 +15,7 @@ from canter.envs.vec_env import VecEnv
 from canter.rl.a2c import A2C
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.config import AlgoCfg, PolicyCfg
+from canter.rl.cuda_graph import check_cuda_graph
 from canter.rl.dagger import Dagger, Expert
 from canter.rl.modules import ActorCritic
 from canter.rl.ppo import PPO
@@ -85,6 +86,7 @@ def make_algorithm(
     minibatch order per rank; rank 0 draws what a single process draws).
     """
     check_action_space(env, policy_cfg, algo_cfg)
+    check_cuda_graph(algo_cfg)
     if algo_cfg.algo == "ga3c":
         algo_cfg = dataclasses.replace(algo_cfg, algo="a2c")
     init_generator = make_generator(derive_seed(seed, 0), "cpu")

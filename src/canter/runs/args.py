@@ -209,6 +209,10 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
         if algo.algo == "ga3c":
             raise ConfigError("--init-from: not with algo ga3c (its runner starts from scratch)")
         checkpoint_path(args.init_from)  # a missing checkpoint fails here, before anything is built
+    if algo.cuda_graph:
+        from canter.rl.cuda_graph import check_cuda_graph
+
+        check_cuda_graph(algo, str(getattr(args.env, "device", "cpu")), world_size)
     if algo.algo == "ga3c":
         from canter.runs.ga3c import check_ga3c_args
 

@@ -71,10 +71,12 @@ def build_ga3c(args: TrainArgs, on_period: Any = None) -> Ga3cRunner:
     """args.agent.algo.ga3c.num_agents envs (the run's envs split evenly, seeded per agent as ranks
     are) and a GA3C runner whose policy starts from the parameters PPO would start from."""
     from canter.core.rng import derive_seed, make_generator
+    from canter.rl.cuda_graph import check_cuda_graph
     from canter.rl.factory import check_action_space, make_policy
     from canter.rl.ga3c import Ga3cRunner
     from canter.runs.args import make_env
 
+    check_cuda_graph(args.agent.algo)
     agents = args.agent.algo.ga3c.num_agents
     split_threads(args, agents)
     envs = [make_env(args, rank=i, num_envs=args.env.num_envs // agents) for i in range(agents)]

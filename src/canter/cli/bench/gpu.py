@@ -17,6 +17,9 @@ class GpuArgs:
     env_seconds: float = 1.0  # bench env: seconds per repetition and side
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train: wall time per task and env count
+    # bench train on CUDA, a run each: eager (off), --agent.algo.cuda-graph (learner), and --env.cuda-graph too (both)
+    train_graphs: tuple[str, ...] = ("off", "learner", "both")
+    learn_graphs: str = "off"  # the CUDA graphs of the dog-flat training: off, learner or both
     learn_envs: int = 8192  # dog-flat training envs
     learn_chunks: tuple[float, ...] = (60.0, 60.0, 60.0, 120.0)  # seconds of training between evaluations
     eval_episodes: int = 1024
@@ -31,6 +34,7 @@ class GpuArgs:
         console = Console(stderr=True, highlight=False)
         cfg = GpuCheckCfg(out=self.out, tasks=self.tasks, sizes=self.sizes, stages=self.stages,
                           env_seconds=self.env_seconds, env_repeats=self.env_repeats, train_seconds=self.train_seconds,
+                          train_graphs=self.train_graphs, learn_graphs=self.learn_graphs,
                           learn_envs=self.learn_envs, learn_chunks=self.learn_chunks, eval_episodes=self.eval_episodes,
                           deadline=self.deadline, fallback_envs=self.fallback_envs)
         report = run_gpu_check(cfg, progress=lambda line: console.print(line, markup=False))
