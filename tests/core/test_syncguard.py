@@ -36,6 +36,7 @@ def test_guard_flags_each_kind_of_host_synchronization():
         "numpy": lambda: x.numpy(),
         "cpu": lambda: x.cpu(),
         "a Python list as an index": lambda: x[[3, 0, 1]],
+        "a 0-dim tensor as an index": lambda: x[ids[0]],
         "linalg_solve checking its result on the host": lambda: torch.linalg.solve(torch.eye(2), torch.ones(2)),
     }
     for what, call in cases.items():

@@ -65,6 +65,13 @@ def _is_host_list_index(index: Any) -> bool:
     return any(isinstance(i, list) for i in items)
 
 
+def _is_scalar_tensor_index(index: Any) -> bool:
+    """A 0-dim integer tensor in an index (`x[:, ids[0]]`): torch reads its value on the host to select
+    with it (on CUDA a synchronous copy, refused while a CUDA graph is captured)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, torch.Tensor) and i.dim() == 0 and i.dtype != torch.bool for i in items)
+
+
 def _is_tensor_index(index: Any) -> bool:
     items = index if isinstance(index, tuple) else (index,)
     return any(isinstance(i, torch.Tensor) for i in items)
@@ -74,7 +81,8 @@ class HostSyncGuard(TorchFunctionMode):
     """Counts (mode="record") or refuses (mode="error") host synchronizations, by Canter call site.
 
     Flagged: item, tolist, bool/int/float/index of a tensor, cpu(), numpy(), nonzero/argwhere,
-    unique, masked_select, indexing or assigning with a boolean mask or a Python list, assigning a
+    unique, masked_select, indexing or assigning with a boolean mask, a Python list or a 0-dim integer
+    tensor, assigning a
     Python number or list through a tensor index, torch.tensor / torch.as_tensor of host data, and
     the linear algebra that checks its result on the host on CUDA (linalg.solve, inv, cholesky, ...).
     A write of a Python scalar through a plain slice (`t[:] = 0`) is a fill kernel, not a copy, and passes.
@@ -104,10 +112,14 @@ class HostSyncGuard(TorchFunctionMode):
             self._flag("boolean-mask indexing")
         elif func is torch.Tensor.__getitem__ and len(args) > 1 and _is_host_list_index(args[1]):
             self._flag("a Python list as an index (copied to the device on every call)")
+        elif func is torch.Tensor.__getitem__ and len(args) > 1 and _is_scalar_tensor_index(args[1]):
+            self._flag("a 0-dim tensor as an index (its value is read on the host)")
         elif func is torch.Tensor.__setitem__ and len(args) > 2:
             index, value = args[1], args[2]
             if _is_bool_index(index):
                 self._flag("boolean-mask assignment")
+            elif _is_scalar_tensor_index(index):
+                self._flag("a 0-dim tensor as an index (its value is read on the host)")
             elif _is_host_list_index(index):
                 self._flag("a Python list as an index (copied to the device on every call)")
             elif _is_tensor_index(index) and not isinstance(value, torch.Tensor):

@@ -66,6 +66,7 @@ class Resolved:
     `columns` into the scene's joint tensors (`ids`, or their slice when consecutive).
     sensor: `data_adr` (LongTensor (sum of dims,)) into sensordata, `dims`.
     actuator / body / geom / site: `ids`.
+    every kind: `id_list`, the ids as a tuple of ints.
     """
 
     def __init__(self, scene: Scene, kind: Kind, names: tuple[str, ...], ids: list[int]):
@@ -74,6 +75,9 @@ class Resolved:
         self.kind = kind
         self.names = names
         self.ids = torch.tensor(ids, dtype=torch.long, device=device)
+        # the same ids as Python ints, for selecting one object (`x[:, r.id_list[0]]` is a view; an
+        # element of `ids` as the index would be read back from the device on every call)
+        self.id_list = tuple(ids)
         self.count = len(ids)
         if kind == "joint":
             self.qpos_adr = torch.tensor(

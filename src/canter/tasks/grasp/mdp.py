@@ -40,7 +40,7 @@ SLOT_Y = (-0.15, 0.0, 0.15)
 # --- poses --------------------------------------------------------------------------------------
 def tcp_position(env: ManagerBasedRLEnv, site: Resolved) -> torch.Tensor:
     """(num_envs, 3) world position of the tool centre point, m."""
-    return env.sim.field("site_xpos")[:, site.ids[0]]
+    return env.sim.field("site_xpos")[:, site.id_list[0]]
 
 
 def body_positions(env: ManagerBasedRLEnv, bodies: Resolved) -> torch.Tensor:
@@ -78,7 +78,7 @@ def tcp_pos_b(env: ManagerBasedRLEnv, site: Resolved) -> torch.Tensor:
 
 def tcp_heading(env: ManagerBasedRLEnv, site: Resolved) -> torch.Tensor:
     """(num_envs, 2) cos and sin of the gripper's yaw (heading of the tcp's x axis)."""
-    xmat = env.sim.field("site_xmat")[:, site.ids[0]]  # row-major: [0] = x_x, [3] = x_y
+    xmat = env.sim.field("site_xmat")[:, site.id_list[0]]  # row-major: [0] = x_x, [3] = x_y
     yaw = torch.atan2(xmat[:, 3], xmat[:, 0])
     return torch.stack((torch.cos(yaw), torch.sin(yaw)), dim=1)
 
