@@ -89,3 +89,16 @@ def test_stages_run_in_the_order_given_and_the_report_is_written_as_they_go(tmp_
     assert [r["stage"] for r in report["records"]][:2] == ["syncs", "learn"]
     on_disk = json.loads((tmp_path / "gpu_check.json").read_text())
     assert [r["stage"] for r in on_disk["records"]] == [r["stage"] for r in report["records"]]
+
+
+def test_parity_of_the_warp_cpu_device_with_itself_is_exact():
+    """canter.bench.gpu_parity on the CPU device against itself (the GPU check compares it with CUDA):
+    the copied state steps bitwise the same, nothing overflowed, and the report says so."""
+    pytest.importorskip("mujoco_warp")
+    from canter.bench.gpu_parity import warp_parity
+
+    result = warp_parity("cartpole", num_envs=4, warmup=3, device="cpu")
+    assert result["qpos_max_abs"] == 0.0 and result["qvel_max_abs"] == 0.0
+    assert result["within"] and result["overflow_cpu"] == {} and result["overflow_cuda"] == {}
+    # one float32 rounding of qpos moves the cartpole by about that much, no more
+    assert 0.0 < result["qpos_rounding_spread"] < 1e-5 and 0.0 < result["qvel_rounding_spread"] < 1e-4

@@ -19,8 +19,16 @@ FAMILIES = (
 )
 
 
+# families that met the fixed tolerance on the H200 (BENCHMARKS.md §13c): their parity states have
+# no contact at a margin, so their rounding spread is tiny and the fixed tolerance must hold alone
+STRICT_TOLERANCE = ("cartpole", "ant", "dog-flat", "humanoid-flat", "hand-cube")
+
+
 @pytest.mark.parametrize("task", FAMILIES)
 def test_warp_backend_cpu_device_and_cuda_agree(task):
+    """One control step from the same state on Warp's CPU device and on CUDA: within the fixed
+    tolerance, or within 3x the CPU device's own spread under one float32 rounding of qpos
+    (canter.bench.gpu_parity)."""
     pytest.importorskip("mujoco_warp")
     from canter.bench.gpu_parity import warp_parity
 
@@ -28,6 +36,8 @@ def test_warp_backend_cpu_device_and_cuda_agree(task):
     print(f"parity {task}: {json.dumps(result)}")  # the figures, in the check's log (pytest -rA)
     assert result["nonfinite_cuda"] == 0
     assert result["within"], result
+    if task in STRICT_TOLERANCE:
+        assert result["within_tolerance"], result
 
 
 def _cuda_env(task: str, num_envs: int = 256, cuda_graph: bool = False):
