@@ -152,7 +152,7 @@ def _overflow_counts(sim: Any) -> dict[str, int]:
     import mujoco_warp as mjw
 
     bits = sim.overflow.cpu()
-    return {flag.name: int(((bits & int(flag)) != 0).sum()) for flag in mjw.OverflowType
+    return {str(flag.name): int(((bits & int(flag)) != 0).sum()) for flag in mjw.OverflowType
             if flag != mjw.OverflowType.ALL and int(((bits & int(flag)) != 0).sum())}
 
 
