@@ -151,7 +151,7 @@ class OnPolicyAlgorithm:
             values=values,
         )
         # a graph's outputs are overwritten by its next replay: the caller gets its own actions
-        return step.actions.clone() if self.graphs and self._act is not self._normalize_act_and_evaluate else step.actions
+        return step.actions.clone() if isinstance(self._act, GraphedFunction) else step.actions
 
     def _normalize_act_and_evaluate(self, obs: Observations) -> tuple[Any, torch.Tensor]:
         self.policy.update_normalization(obs)

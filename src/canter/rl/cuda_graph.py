@@ -82,7 +82,7 @@ class GraphedFunction:
         self._pending.clear()
 
     def __call__(self, *args: Any) -> Any:
-        leaves, _ = tree_flatten(args)
+        leaves, spec = tree_flatten(args)
         signature = (self.key(), tuple(
             (tuple(leaf.shape), leaf.dtype) if isinstance(leaf, torch.Tensor) else ("value", leaf) for leaf in leaves
         ))
@@ -92,7 +92,7 @@ class GraphedFunction:
             if pending > 0:
                 self._pending[signature] = pending - 1
                 return self.function(*args)
-            capture = self._capture(signature, args, leaves)
+            capture = self._capture(signature, leaves, spec)
         for static, leaf in zip(capture.inputs, leaves, strict=True):
             if isinstance(static, torch.Tensor) and static is not leaf:
                 static.copy_(leaf)
@@ -100,8 +100,7 @@ class GraphedFunction:
         self.replays += 1
         return capture.outputs
 
-    def _capture(self, signature: Any, args: tuple, leaves: list[Any]) -> _Capture:
-        _, spec = tree_flatten(args)
+    def _capture(self, signature: Any, leaves: list[Any], spec: Any) -> _Capture:
         inputs = [leaf.detach().clone() if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
         static_args = tree_unflatten(inputs, spec)
         graph = torch.cuda.CUDAGraph()
