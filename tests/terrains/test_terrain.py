@@ -3,6 +3,7 @@ the level curriculum, spawning on the terrain and the height scan."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from functools import partial
@@ -184,6 +185,23 @@ def test_stepping_stones_have_deep_pits_and_harder_rows_spread_more():
     assert (easy[~(easy == -1.0)] == 0).all()  # spread 0 at difficulty 0
     assert (hard == -1.0).mean() > (easy == -1.0).mean()
     assert hard[hard > -1.0].std() > 0.02
+
+
+def test_default_stepping_stones_start_gap_free_and_open_up_row_by_row():
+    """The curriculum's entry rung: with the default gap_range (0, 0.4 m) rows 0-1 are solid ground
+    (a gap under half a 0.1 m cell rounds to none), pits appear from row 2 and cover more of the
+    block on every harder row; the old minimum of one cell put 0.2 m V-trenches 1 m deep into row 0."""
+    cfg = SteppingStonesCfg()
+    pit_share = [float((cfg.heights(_rng(), row / 9, BLOCK) == -cfg.pit_depth).mean()) for row in range(10)]
+    assert pit_share[0] == pit_share[1] == 0.0
+    assert 0.1 < pit_share[2] < 0.3 and pit_share[9] > 0.5
+    assert all(b >= a - 0.02 for a, b in itertools.pairwise(pit_share))
+    # gaps are rounded to whole cells: under half a cell none, 0.15-0.3 m two or three cells
+    assert (st._stone_index(_rng(), 40, 0.1, width=0.5, gap=0.04) >= 0).all()
+    in_gap = st._stone_index(_rng(), 40, 0.1, width=0.5, gap=0.3) < 0
+    edges = np.flatnonzero(np.diff(in_gap.astype(int)))
+    gap_lengths = (edges[1::2] - edges[0::2]).tolist()
+    assert gap_lengths and set(gap_lengths) <= {2, 3}
 
 
 def test_rough_and_obstacles_grow_with_difficulty():

@@ -199,11 +199,13 @@ class ObstaclesCfg(SubTerrainCfg):
 @dataclass(kw_only=True)
 class SteppingStonesCfg(SubTerrainCfg):
     """A grid of square-ish stones lerp(width_range) wide (m), rows and columns of stones separated
-    by gaps U(g/2, g), g = lerp(gap_range), heights U(-s, s), s = lerp(height_range), per stone;
-    everything between stones is a pit pit_depth (m) deep; the centre platform is solid at 0."""
+    by gaps U(g/2, g), g = lerp(gap_range), rounded to whole cells (a gap under half a cell is no gap:
+    the easiest rows are solid ground, the entry rung of the curriculum, as in legged_gym), heights
+    U(-s, s), s = lerp(height_range), per stone; everything between stones is a pit pit_depth (m)
+    deep; the centre platform is solid at 0."""
 
     width_range: tuple[float, float] = (0.8, 0.4)
-    gap_range: tuple[float, float] = (0.1, 0.4)
+    gap_range: tuple[float, float] = (0.0, 0.4)
     height_range: tuple[float, float] = (0.0, 0.1)
     pit_depth: float = 1.0
 
@@ -232,13 +234,13 @@ class SteppingStonesCfg(SubTerrainCfg):
 
 def _stone_index(rng: np.random.Generator, n: int, h: float, width: float, gap: float) -> np.ndarray:
     """(n,) index of the stone each point along one axis lies on, -1 in a gap. Stones are `width`
-    wide, gaps U(gap/2, gap), both at least one cell."""
+    wide (at least one cell), gaps U(gap/2, gap) rounded to whole cells (zero cells: no gap)."""
     index = np.full(n, -1)
     width_cells = max(round(width / h), 1)
     position = stone = 0
     while position < n:
         index[position : position + width_cells] = stone
-        gap_cells = max(round(rng.uniform(gap / 2.0, gap) / h), 1)
+        gap_cells = round(rng.uniform(gap / 2.0, gap) / h)
         position += width_cells + gap_cells
         stone += 1
     return index
