@@ -196,6 +196,33 @@ def test_the_streak_resets_on_a_drop_and_ends_the_episode_at_50():
     assert goal.successes[:2].max().item() <= 1.0
 
 
+def test_the_time_out_clock_restarts_at_every_goal():
+    """20 s without a goal ends the episode (a truncation), not 20 s in all: Dactyl's and Isaac Gym's
+    definition of consecutive successes. Here 0.3 s = 10 steps per goal, full-set goals (no curriculum)."""
+    cfg = REGISTRY.get("hand-cube").env_cfg()
+    cfg.num_envs, cfg.sim.num_threads = 4, 1
+    cfg.commands["goal"].goal_range_start = None  # type: ignore[attr-defined]
+    cfg.terminations["goal_time_out"].params["time_s"] = 0.3
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    goal = _goal(env)
+    zero = torch.zeros(env.num_envs, env.num_actions)
+    for step in range(1, 10):
+        _, _, terminated, truncated, _ = env.step(zero)
+        assert not terminated.any() and not truncated.any(), step
+        if step == 4:  # env 0 meets its goal in step 5
+            env.sim.qpos[0, CUBE_QPOS.start + 3 : CUBE_QPOS.stop] = goal.goal[0].double()
+            env.sim.forward()
+    assert goal.successes.tolist() == [1.0, 0.0, 0.0, 0.0] and goal.goal_start[0].item() == 5
+    _, _, terminated, truncated, extras = env.step(zero)  # step 10: the others' first goal has had 10 steps
+    assert truncated.tolist() == [False, True, True, True] and not terminated.any()
+    assert extras["log"]["Episode_Termination/goal_time_out"].item() == pytest.approx(1.0)
+    for _ in range(4):
+        assert not env.step(zero)[3][0]
+    assert int(env.episode_length_buf[0]) == 14 and env.step(zero)[3][0]  # step 15: 10 steps on its second goal
+    assert goal.episode_successes[0].item() == 1.0
+
+
 def test_randomization_of_hand_cube_dr_moves_what_it_claims():
     env = _env("hand-cube-dr", num_envs=64)
     env.reset()
@@ -243,7 +270,8 @@ def test_eval_reports_streaks_goals_per_minute_and_drops():
                 "goals_per_minute", "ended_by_cube_dropped", "ended_by_time_out"):
         assert key in result, key
     assert 0 <= result["consecutive_successes_mean"] <= result["consecutive_successes_max"] <= 20
-    assert result["ended_by_cube_dropped"] + result["ended_by_time_out"] + result["ended_by_success_streak"] == pytest.approx(1.0)
+    endings = ("cube_dropped", "time_out", "goal_time_out", "success_streak")
+    assert sum(result[f"ended_by_{name}"] for name in endings) == pytest.approx(1.0)
 
 
 STEPS = 1  # physics substeps compared

@@ -93,6 +93,8 @@ def eval_main(args: EvalArgs) -> int:
 
     if args.episodes < 1:
         raise CanterError("--episodes must be >= 1")
+    if args.episode_length_s is not None and not (math.isfinite(args.episode_length_s) and args.episode_length_s > 0):
+        raise CanterError(f"--episode-length-s: need seconds > 0, got {args.episode_length_s}")
     check_terrain_flags(args.terrain_level, args.sub_terrain, args.terrain_grid)
     if args.plot is not None:
         if not args.terrain_grid:
@@ -101,6 +103,12 @@ def eval_main(args: EvalArgs) -> int:
     command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
                                     velocity=args.command)
     pin_terrain(runner.env, args.terrain_level, args.sub_terrain, args.terrain_grid)
+    if args.episode_length_s is not None:
+        env = runner.env
+        if not hasattr(env, "max_episode_length_s"):
+            raise CanterError(f"--episode-length-s: task {command.task!r} has no episode length in seconds")
+        env.max_episode_length_s = args.episode_length_s  # type: ignore[attr-defined]
+        env.max_episode_length = math.ceil(args.episode_length_s / env.step_dt)  # type: ignore[attr-defined]
     task = command.task
     spec = REGISTRY.get(task)
     scoring = getattr(runner.env, "evaluation", None)

@@ -62,6 +62,8 @@ class EvalArgs:
     command: tuple[float, float, float] | None = None
     terrain_grid: bool = False  # terrain tasks: envs spread over every level and type, scored per block (table, JSON)
     plot: str | None = None  # with --terrain-grid: a PNG heat map of the share that walked out, by level and type
+    # end every episode after this many seconds of env time (default: the task's episode length)
+    episode_length_s: float | None = None
     json: bool = False
 
     def run(self, rest: list[str]) -> int:

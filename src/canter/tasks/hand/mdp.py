@@ -1,6 +1,7 @@
 """Terms of in-hand cube reorientation: the goal orientation as a command (resampled on success,
 never on a timer), the cube's pose and velocities, rewards (rotation distance and its decrease,
-success bonus, position), the drop and success-streak terminations, the cube reset, and what `canter eval` reports.
+success bonus, position), the drop, success-streak and per-goal time-out terminations, the cube
+reset, and what `canter eval` reports.
 
 The cube is the model's free body `cube` (its free joint's qpos: position, then (w, x, y, z)); the
 goal is shown by the mocap body `goal` (a ghost cube).
@@ -82,7 +83,9 @@ class CubeGoalCommandCfg(CommandTermCfg):
 class CubeGoalCommand(CommandTerm):
     """command: (num_envs, 4) goal quaternion. successes: (num_envs,) goals reached in a row this
     episode; episode_successes: the count of each env's last finished episode; reached: (num_envs,)
-    bool, an env reached its goal this step."""
+    bool, an env reached its goal this step; goal_start: (num_envs,) the episode step at which the
+    current goal was set (0 at a reset, else the step that reached the last one), the clock of
+    `goal_time_out`."""
 
     cfg: CubeGoalCommandCfg
 
@@ -94,6 +97,7 @@ class CubeGoalCommand(CommandTerm):
         self.successes = torch.zeros(n, device=env.device)
         self.episode_successes = torch.zeros(n, device=env.device)
         self.reached = torch.zeros(n, dtype=torch.bool, device=env.device)
+        self.goal_start = torch.zeros(n, dtype=torch.long, device=env.device)
         # the cube's distance from its goal when the last step ended (after a reached goal was
         # replaced): what rotation_progress measures this step's turn against
         self.last_distance = torch.zeros(n, device=env.device)
@@ -146,6 +150,7 @@ class CubeGoalCommand(CommandTerm):
         # in place: state carried between steps keeps its storage (a captured env step reads it there)
         self.reached.copy_(self.distance() <= self.cfg.tolerance)
         self.successes += self.reached
+        torch.where(self.reached, self.env.episode_length_buf, self.goal_start, out=self.goal_start)
         self.resample(self.env.select(self.reached))
         self.last_distance.copy_(self.distance())
 
@@ -153,6 +158,7 @@ class CubeGoalCommand(CommandTerm):
         selection.put(self.episode_successes, env_ids, selection.take(self.successes, env_ids))
         selection.fill(self.successes, env_ids, 0.0)
         selection.fill(self.reached, env_ids, False)
+        selection.fill(self.goal_start, env_ids, 0)
         self.resample(env_ids)
         # the reset cube (events run before commands) against its new goal: the first step's reference
         selection.put(self.last_distance, env_ids, selection.take(self.distance(), env_ids))
@@ -165,13 +171,19 @@ class CubeGoalCommand(CommandTerm):
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"time_left": self.time_left.clone(), "goal": self.goal.clone(), "successes": self.successes.clone(),
                 "episode_successes": self.episode_successes.clone(), "reached": self.reached.clone(),
-                "last_distance": self.last_distance.clone(), "goal_range": self.goal_range.clone()}
+                "last_distance": self.last_distance.clone(), "goal_range": self.goal_range.clone(),
+                "goal_start": self.goal_start.clone()}
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for name in ("time_left", "goal", "successes", "episode_successes", "reached"):
             getattr(self, name).copy_(state[name])
         if "goal_range" in state:  # checkpoints from before the goal curriculum: the config's start
             self.goal_range.copy_(state["goal_range"])
+        # checkpoints from before the per-goal clock: goals count as set when their episode began
+        if "goal_start" in state:
+            self.goal_start.copy_(state["goal_start"])
+        else:
+            self.goal_start.zero_()
         # checkpoints from before rotation_progress: the distance the restored state implies
         self.last_distance = state["last_distance"].clone() if "last_distance" in state else self.distance()
         self.mocap_quat[:, 0].copy_(self.goal.to(self.mocap_quat.dtype))
@@ -264,6 +276,13 @@ def cube_dropped(env: ManagerBasedRLEnv, minimum_height: float, spawn: tuple[flo
 def success_streak(env: ManagerBasedRLEnv, command_name: str, count: int) -> torch.Tensor:
     """`count` goals reached in a row: the episode is complete."""
     return _goal(env, command_name).successes >= count
+
+
+def goal_time_out(env: ManagerBasedRLEnv, command_name: str, time_s: float) -> torch.Tensor:
+    """No goal reached for `time_s` seconds: the current goal has been pursued for that long (the
+    clock restarts whenever a goal is reached, as in Dactyl and Isaac Gym's in-hand tasks, whose
+    consecutive-success counts are measured so). A truncation: mark it time_out=True."""
+    return env.episode_length_buf - _goal(env, command_name).goal_start >= math.ceil(time_s / env.step_dt)
 
 
 # --- curriculum ---------------------------------------------------------------------------------
