@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 
 import torch
@@ -92,9 +93,10 @@ def _plot_curve(curve: dict[str, list[float]], path: Path) -> None:
     ax.plot(curve["minutes"], curve["mean_level"], color="tab:blue", label="mean terrain level")
     ax.set_xlabel("training wall time (min)")
     ax.set_ylabel("mean terrain level", color="tab:blue")
-    share = ax.twinx()
-    share.plot(curve["minutes"], [100.0 * v for v in curve["top_third"]], color="tab:orange", label="envs on the top third (%)")
-    share.set_ylabel("envs on the top third of the levels (%)", color="tab:orange")
+    if any(math.isfinite(v) for v in curve["top_third"]):  # runs that logged it (Curriculum/terrain_top_third)
+        share = ax.twinx()
+        share.plot(curve["minutes"], [100.0 * v for v in curve["top_third"]], color="tab:orange", label="envs on the top third (%)")
+        share.set_ylabel("envs on the top third of the levels (%)", color="tab:orange")
     ax.set_title("terrain curriculum against wall time")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -22,11 +22,11 @@ from .test_train import SMALL, _canter, _one_error_line
 
 def test_apply_command_holds_one_velocity_and_drops_the_command_curriculum():
     cfg = dog_rough_env_cfg()
-    assert set(cfg.curriculum) == {"terrain_levels", "command_range"}
+    assert set(cfg.curriculum) == {"terrain_levels", "terrain_top_third", "command_range"}
     apply_command(cfg, (0.7, -0.1, 0.25))
     command = cfg.commands["base_velocity"]
     assert isinstance(command, ConstantVelocityCommandCfg) and command.velocity == (0.7, -0.1, 0.25)
-    assert set(cfg.curriculum) == {"terrain_levels"}
+    assert set(cfg.curriculum) == {"terrain_levels", "terrain_top_third"}
     with pytest.raises(ConfigError, match="velocity: need three finite numbers"):
         apply_command(dog_rough_env_cfg(), (float("nan"), 0.0, 0.0))
 

@@ -137,6 +137,8 @@ def dog_rough_env_cfg() -> EnvCfg:
     # terrain curriculum demote the young policy (BENCHMARKS.md §6)
     cfg.curriculum = {
         "terrain_levels": CurriculumTermCfg(func=mdp.terrain_levels, params={"command_name": "base_velocity"}),
+        # a report: the share of envs on levels 7-9 (issue 14's second terrain figure), logged per iteration
+        "terrain_top_third": CurriculumTermCfg(func=mdp.terrain_top_share, params={"fraction": 1.0 / 3.0}),
         "command_range": CurriculumTermCfg(
             func=locomotion.command_velocity_curriculum,
             params={"command_name": "base_velocity", "reward_term": "track_lin_vel_xy", "max_lin_vel_x": (-1.5, 1.5),
