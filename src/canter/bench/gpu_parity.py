@@ -152,8 +152,9 @@ def _overflow_counts(sim: Any) -> dict[str, int]:
     import mujoco_warp as mjw
 
     bits = sim.overflow.cpu()
-    return {str(flag.name): int(((bits & int(flag)) != 0).sum()) for flag in mjw.OverflowType
-            if flag != mjw.OverflowType.ALL and int(((bits & int(flag)) != 0).sum())}
+    counts = {str(flag.name): int(((bits & int(flag)) != 0).sum()) for flag in mjw.OverflowType
+              if flag != mjw.OverflowType.ALL}
+    return {name: count for name, count in counts.items() if count}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -104,11 +104,10 @@ def eval_main(args: EvalArgs) -> int:
                                     velocity=args.command)
     pin_terrain(runner.env, args.terrain_level, args.sub_terrain, args.terrain_grid)
     if args.episode_length_s is not None:
-        env = runner.env
-        if not hasattr(env, "max_episode_length_s"):
+        set_length = getattr(runner.env, "set_episode_length", None)
+        if set_length is None:
             raise CanterError(f"--episode-length-s: task {command.task!r} has no episode length in seconds")
-        env.max_episode_length_s = args.episode_length_s  # type: ignore[attr-defined]
-        env.max_episode_length = math.ceil(args.episode_length_s / env.step_dt)  # type: ignore[attr-defined]
+        set_length(args.episode_length_s)
     task = command.task
     spec = REGISTRY.get(task)
     scoring = getattr(runner.env, "evaluation", None)

@@ -69,8 +69,7 @@ class ManagerBasedRLEnv:
         self.scene = Scene(self.sim)
         self.physics_dt = self.sim.timestep
         self.step_dt = cfg.decimation * self.physics_dt
-        self.max_episode_length_s = cfg.episode_length_s
-        self.max_episode_length = math.ceil(cfg.episode_length_s / self.step_dt)
+        self.set_episode_length(cfg.episode_length_s)
         self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self.common_step_counter = 0
         self.episode_return = torch.zeros(self.num_envs, device=self.device)
@@ -152,6 +151,11 @@ class ManagerBasedRLEnv:
         if self._graphed is not None:
             return self._graphed(actions)
         return self._step(actions)
+
+    def set_episode_length(self, seconds: float) -> None:
+        """Episodes end (time out) after `seconds` of env time, whole control steps rounded up."""
+        self.max_episode_length_s = seconds
+        self.max_episode_length = math.ceil(seconds / self.step_dt)
 
     @property
     def cuda_graph(self) -> GraphedStep | None:
