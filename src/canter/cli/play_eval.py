@@ -100,15 +100,15 @@ def eval_main(args: EvalArgs) -> int:
         if not args.terrain_grid:
             raise CanterError("--plot: draws the --terrain-grid report; add --terrain-grid")
         check_writable_file(Path(args.plot))
-    command, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
-                                    velocity=args.command)
+    command, train_args, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
+                                             velocity=args.command, task=args.task)
     pin_terrain(runner.env, args.terrain_level, args.sub_terrain, args.terrain_grid)
     if args.episode_length_s is not None:
         set_length = getattr(runner.env, "set_episode_length", None)
         if set_length is None:
-            raise CanterError(f"--episode-length-s: task {command.task!r} has no episode length in seconds")
+            raise CanterError(f"--episode-length-s: task {train_args.task!r} has no episode length in seconds")
         set_length(args.episode_length_s)
-    task = command.task
+    task = train_args.task
     spec = REGISTRY.get(task)
     scoring = getattr(runner.env, "evaluation", None)
     if scoring is not None:  # an env with training-only aids turns them off (Atari: unclipped game scores)
@@ -119,6 +119,8 @@ def eval_main(args: EvalArgs) -> int:
     result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode)
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task
+    if task != command.task:
+        result["policy_task"] = command.task
     if args.terrain_level is not None:
         result["terrain_level"] = args.terrain_level
         result["sub_terrain"] = args.sub_terrain
@@ -143,6 +145,8 @@ def eval_main(args: EvalArgs) -> int:
 def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
     task = result["task"]
     console = Console()
+    if "policy_task" in result:
+        console.print(f"a {result['policy_task']} policy acting in {task}'s env")
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
                   f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
     if args.terrain_level is not None:
@@ -152,7 +156,7 @@ def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
         console.print("  every env commanded vx {:.2f} m/s, vy {:.2f} m/s, wz {:.2f} rad/s".format(*args.command))
     for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
                                       "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain",
-                                      "terrain_grid", "command"}):
+                                      "terrain_grid", "command", "policy_task"}):
         console.print(f"  {name}: {result[name]:.4f}")
     if args.terrain_grid:
         from canter.cli.terrain_report import print_grid
@@ -190,7 +194,7 @@ def play_main(args: PlayArgs) -> int:
     from canter.envs.manager_env import ManagerBasedRLEnv
 
     _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
-                            velocity=args.command)
+                            velocity=args.command, task=args.task)
     env, policy = runner.env, runner.algorithm.policy
     pin_terrain(env, args.terrain_level, args.sub_terrain)
     steps = args.steps or env.max_episode_length

@@ -6,7 +6,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canter.core.errors import CanterError
-from canter.runs.args import TrainArgs, apply_command, apply_photos, cpu_physics, make_env, task_expert
+from canter.runs.args import (
+    TrainArgs,
+    apply_command,
+    apply_photos,
+    build_train_args,
+    cpu_physics,
+    make_env,
+    task_expert,
+)
 from canter.runs.rundir import CHECKPOINT_FILE, RunCommand, read_command
 
 if TYPE_CHECKING:
@@ -15,15 +23,24 @@ if TYPE_CHECKING:
 
 def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str | None = None,
              photos: str | None = None, velocity: tuple[float, float, float] | None = None,
-             ) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
+             task: str | None = None) -> tuple[RunCommand, TrainArgs, OnPolicyRunner]:
     """The run's command, its TrainArgs (num_envs replaced if given; photo backgrounds from `photos`
     if given, shown as they are, see apply_photos; every velocity command held at `velocity` if given, see
     apply_command) and a runner whose policy holds the checkpoint's weights, in eval
-    mode. CanterError for a missing run or checkpoint, or a checkpoint of another task or network."""
+    mode. CanterError for a missing run or checkpoint, or a checkpoint of another task or network.
+
+    task: another registered task whose env the policy acts in (e.g. a hand-cube policy on
+    hand-cube-dr's randomized physics): that task's env config as registered, with the run's flags
+    (num_envs, backend, device, model) but not its --env.* overrides, and the run's agent; the
+    returned TrainArgs say so (args.task). CanterError unless its observation groups and actions
+    are the ones the run's policy reads."""
     from canter.rl.runner import OnPolicyRunner
 
     command = read_command(run_dir)
     args = command.train_args()
+    if task is not None and task != command.task:
+        args.env = build_train_args(task, command.flags, [], dist_timeout=command.dist_timeout).env
+        args.task = task
     if num_envs is not None:
         args.env.num_envs = num_envs
     if photos is not None:
@@ -32,11 +49,34 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
         apply_command(args.env, velocity)
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     env = make_env(args)
+    if args.task != command.task:
+        _check_env_fits(env, args, command.task, path)
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args),
-                            task=command.task, expert=task_expert(command.task, args, env))
+                            task=command.task, expert=task_expert(args.task, args, env))
     runner.load_policy(path)
     runner.algorithm.eval_mode()
     return command, args, runner
+
+
+def _check_env_fits(env: Any, args: TrainArgs, run_task: str, path: Path) -> None:
+    """CanterError (one line) unless `env` (of args.task) has every observation group the policy
+    of the checkpoint at `path` reads, with the same shape, and as many actions."""
+    from canter.rl.checkpoint import load_checkpoint
+
+    saved = (load_checkpoint(path, map_location="cpu").get("meta") or {})
+    shapes = {group: tuple(shape) for group, shape in env.observation_shapes.items()}
+    wanted = {group: tuple(shape) for group, shape in (saved.get("observation_shapes") or {}).items()}
+    policy = args.agent.policy
+    for group in dict.fromkeys((*policy.actor_obs_groups, *policy.critic_obs_groups)):
+        if group not in shapes:
+            raise CanterError(f"--task {args.task}: its env has no observation group {group!r}, which the "
+                              f"{run_task!r} policy reads (groups: {', '.join(shapes)})")
+        if group in wanted and shapes[group] != wanted[group]:
+            raise CanterError(f"--task {args.task}: its observation group {group!r} is {'x'.join(map(str, shapes[group]))}, "
+                              f"the {run_task!r} policy reads {'x'.join(map(str, wanted[group]))}")
+    if saved.get("num_actions") is not None and int(saved["num_actions"]) != env.num_actions:
+        raise CanterError(f"--task {args.task}: its env takes {env.num_actions} actions, the {run_task!r} policy "
+                          f"gives {saved['num_actions']}")
 
 
 def teacher_expert(run_dir: str | Path, task: str, env: Any) -> Any:
