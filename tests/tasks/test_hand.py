@@ -250,7 +250,7 @@ def test_randomization_of_hand_cube_dr_moves_what_it_claims():
     executed = manager.executed - manager.action_bias
     assert float((executed - action).abs().max()) > 1e-4
     assert float(((executed - action).std(dim=1) - manager.action_noise_std[:, 0]).abs().mean()) < 0.02
-    torch.testing.assert_close(env.get_observations()["policy"][:, -16:], action)
+    torch.testing.assert_close(env.get_observations()["policy"][:, -32:-16], action)  # then the targets
     # the privileged critic sees the randomized values
     obs = env.get_observations()
     critic_mass = obs["critic"][:, -2] / 10.0

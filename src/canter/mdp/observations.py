@@ -68,6 +68,13 @@ def last_action(env: ManagerBasedRLEnv) -> torch.Tensor:
     return env.action_manager.action
 
 
+def joint_pos_target(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> torch.Tensor:
+    """(num_envs, action_dim) the position targets a joint action term last sent, relative to the
+    default pose: what a policy with relative actions (`joint_position_action(relative=True)`) moves."""
+    term = env.action_manager.term(action_name)
+    return (term.target - term.offset).float()  # type: ignore[attr-defined]
+
+
 def generated_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
     """(num_envs, dim) the current command of a command term."""
     return env.command_manager.get_command(command_name)

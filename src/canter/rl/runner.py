@@ -185,10 +185,12 @@ class OnPolicyRunner:
         return {"task": self.task, "observation_shapes": dict(self.env.observation_shapes),
                 "num_actions": self.env.num_actions}
 
-    def load_policy(self, path: Path) -> None:
+    def load_policy(self, path: Path, payload: dict[str, Any] | None = None) -> None:
         """Loads only the policy (parameters and normalizers) of a checkpoint, for play/eval; one
-        process. A checkpoint of another task or shape is a CanterError saying which."""
-        payload = load_checkpoint(path, map_location=self.env.device)
+        process. A checkpoint of another task or shape is a CanterError saying which. payload: the
+        checkpoint at `path` if the caller has read it already."""
+        if payload is None:
+            payload = load_checkpoint(path, map_location=self.env.device)
         check_compatible(payload, path, self._meta(), self.algorithm.policy.state_dict())
         self.algorithm.policy.load_state_dict(payload["algorithm"]["policy"])
 

@@ -49,28 +49,36 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
         apply_command(args.env, velocity)
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     env = make_env(args)
+    payload = None
     if args.task != command.task:
-        _check_env_fits(env, args, command.task, path)
+        from canter.rl.checkpoint import load_checkpoint
+
+        payload = load_checkpoint(path, map_location=env.device)
+        _check_env_fits(env, args, command.task, payload.get("meta") or {})
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args),
                             task=command.task, expert=task_expert(args.task, args, env))
-    runner.load_policy(path)
+    runner.load_policy(path, payload)
     runner.algorithm.eval_mode()
     return command, args, runner
 
 
-def _check_env_fits(env: Any, args: TrainArgs, run_task: str, path: Path) -> None:
-    """CanterError (one line) unless `env` (of args.task) has every observation group the policy
-    of the checkpoint at `path` reads, with the same shape, and as many actions."""
-    from canter.rl.checkpoint import load_checkpoint
+def _missing_group(groups: Any, shapes: dict[str, Any]) -> str | None:
+    """The first of `groups` that has no entry in an env's observation `shapes`, or None."""
+    return next((group for group in groups if group not in shapes), None)
 
-    saved = (load_checkpoint(path, map_location="cpu").get("meta") or {})
+
+def _check_env_fits(env: Any, args: TrainArgs, run_task: str, saved: dict[str, Any]) -> None:
+    """CanterError (one line) unless `env` (of args.task) has every observation group the policy
+    of a checkpoint with meta `saved` reads, with the same shape, and as many actions."""
     shapes = {group: tuple(shape) for group, shape in env.observation_shapes.items()}
     wanted = {group: tuple(shape) for group, shape in (saved.get("observation_shapes") or {}).items()}
     policy = args.agent.policy
-    for group in dict.fromkeys((*policy.actor_obs_groups, *policy.critic_obs_groups)):
-        if group not in shapes:
-            raise CanterError(f"--task {args.task}: its env has no observation group {group!r}, which the "
-                              f"{run_task!r} policy reads (groups: {', '.join(shapes)})")
+    groups = dict.fromkeys((*policy.actor_obs_groups, *policy.critic_obs_groups))
+    missing = _missing_group(groups, shapes)
+    if missing is not None:
+        raise CanterError(f"--task {args.task}: its env has no observation group {missing!r}, which the "
+                          f"{run_task!r} policy reads (groups: {', '.join(shapes)})")
+    for group in groups:
         if group in wanted and shapes[group] != wanted[group]:
             raise CanterError(f"--task {args.task}: its observation group {group!r} is {'x'.join(map(str, shapes[group]))}, "
                               f"the {run_task!r} policy reads {'x'.join(map(str, wanted[group]))}")
@@ -97,9 +105,9 @@ def teacher_expert(run_dir: str | Path, task: str, env: Any) -> Any:
     policy_cfg = command.train_args().agent.policy
     shapes = env.observation_shapes
     groups = dict.fromkeys((*policy_cfg.actor_obs_groups, *policy_cfg.critic_obs_groups))
-    missing = [g for g in policy_cfg.actor_obs_groups if g not in shapes]
-    if missing:
-        raise CanterError(f"--teacher {run_dir}: its policy reads observation group {missing[0]!r}, which this env "
+    missing = _missing_group(policy_cfg.actor_obs_groups, shapes)
+    if missing is not None:
+        raise CanterError(f"--teacher {run_dir}: its policy reads observation group {missing!r}, which this env "
                           f"lacks (groups: {', '.join(shapes)})")
     teacher = make_policy({g: shapes[g] for g in groups if g in shapes}, env.num_actions, policy_cfg,
                           init_generator=make_generator(0, "cpu"))

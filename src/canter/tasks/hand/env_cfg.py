@@ -3,7 +3,12 @@ palm until its orientation is within 0.4 rad of the goal; a new goal is drawn at
 episode runs on until the cube drops, 50 goals are reached in a row, 20 s pass without reaching a
 goal (the clock restarts at every goal, as Dactyl's and Isaac Gym's in-hand tasks count consecutive
 successes), or 150 s pass in all (a bound for evaluation: 50 goals at 3 s each).
-200 Hz physics, 33 Hz control (6 substeps), joint position targets around the home pose.
+200 Hz physics, 33 Hz control (6 substeps). Relative finger targets, as HORA's and LEAP's hand
+policies act: each control step moves the 16 position targets by 0.1 rad x action (in [-1, 1]), from
+the home pose at every episode start, clamped to the joint ranges; the policy observes the targets.
+Absolute targets around the home pose (home + 0.6 x action, this family's first setting) turned the
+cube less than half as well in 30 minutes (BENCHMARKS.md section 18); `--env.actions.joint-pos.relative
+False --env.actions.joint-pos.scale 0.6` brings them back.
 
 The reward, per control step as Isaac Gym's and Isaac Lab's in-hand tasks state theirs, times the
 0.01 reward scale their PPO (rl_games) trains with (the manager multiplies each weight by dt, so
@@ -64,6 +69,7 @@ def _policy_obs(noise: bool) -> ObsGroupCfg:
             "goal_quat": ObsTermCfg(func=hand.goal_orientation, params=GOAL),
             "goal_relative": ObsTermCfg(func=hand.goal_relative_rotation, params=GOAL),
             "actions": ObsTermCfg(func=mdp.last_action),
+            "joint_target": ObsTermCfg(func=mdp.joint_pos_target),
         }
     )
 
@@ -87,7 +93,7 @@ def hand_cube_env_cfg() -> EnvCfg:
         decimation=DECIMATION,
         episode_length_s=150.0,
         sim=SimCfg(),
-        actions={"joint_pos": joint_position_action(scale=0.6, clip=(-1.0, 1.0))},
+        actions={"joint_pos": joint_position_action(scale=0.1, clip=(-1.0, 1.0), relative=True)},
         commands={"goal": CubeGoalCommandCfg(goals="so3", tolerance=0.4, goal_range_start=0.6)},
         curriculum={"goal_range": CurriculumTermCfg(func=hand.goal_range_curriculum,
                                                     params={**GOAL, "step": 0.2, "threshold": 10})},
@@ -132,7 +138,10 @@ def hand_cube_dr_env_cfg() -> EnvCfg:
     """hand-cube with domain randomization per episode in the Dactyl / Isaac Lab spirit: cube and
     fingertip friction, cube mass, gravity noise on the cube, servo gains and strength, passive joint
     damping, action noise and bias, one step of action latency, and observation noise on every
-    policy observation (not randomized: the cube's size)."""
+    policy observation (not randomized: the cube's size). With relative finger targets the action
+    noise and bias are integrated with the actions: a bias of b moves the targets by 0.1 b rad per
+    step (up to 0.17 rad/s), a drift the policy sees in its `joint_target` observation and must
+    correct, as a real hand's integrated commands would."""
     cfg = hand_cube_env_cfg()
     cfg.observations["policy"] = _policy_obs(noise=True)
     cfg.actions["joint_pos"].max_delay_steps = 1
