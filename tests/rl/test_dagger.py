@@ -5,7 +5,7 @@ import copy
 import pytest
 import torch
 
-from canter.core.errors import ConfigError
+from canter.core.errors import CanterError, ConfigError
 from canter.rl.config import AlgoCfg, DaggerCfg, PolicyCfg
 from canter.rl.dagger import AggregatedDataset, Dagger
 from canter.rl.factory import make_algorithm
@@ -174,3 +174,90 @@ def test_ppo_keeps_uint8_images_in_storage_and_updates():
     losses = train(algorithm, env, 2)[-1]
     assert all(torch.isfinite(v) for v in losses.values())
     assert any(not torch.equal(b, p) for b, p in zip(before, algorithm.policy.encoders.parameters(), strict=True))
+
+
+def image_dagger(env, seed=0, **dagger_overrides) -> Dagger:
+    from canter.rl.config import CnnCfg
+
+    algo = AlgoCfg(algo="dagger", num_steps_per_env=8, num_learning_epochs=4, num_mini_batches=4,
+                   learning_rate=3e-3, schedule="fixed", dagger=DaggerCfg(dataset_size=4096, **dagger_overrides))
+    policy = PolicyCfg(actor_hidden_dims=(32,), critic_hidden_dims=(8,), actor_obs_groups=("camera", "policy"),
+                       image_obs_groups=("camera",),
+                       cnn=CnnCfg(channels=(8,), kernel_sizes=(4,), strides=(2,), output_dim=32))
+    algorithm = make_algorithm(env, policy, algo, seed=seed, expert=lambda obs: env.target[:, None].clone())
+    assert isinstance(algorithm, Dagger)
+    return algorithm
+
+
+def auxiliary_prediction(algorithm, obs):
+    """The head's prediction of the auxiliary group in its own units (de-normalized)."""
+    head = algorithm.auxiliary
+    with torch.no_grad():
+        normalized = head.head(algorithm.policy.encode(obs, algorithm.policy.actor_obs_groups))
+    return normalized * torch.sqrt(head.normalizer.var + head.normalizer.epsilon) + head.normalizer.mean
+
+
+def test_auxiliary_head_learns_a_privileged_group_from_pixels():
+    # the student reads the image and t/T; the head regresses the critic group (x*, t/T, x*²), which
+    # only the image can tell
+    env = ImageTargetEnv(num_envs=64, seed=4)
+    algorithm = image_dagger(env, auxiliary_group="critic")
+    assert algorithm.dataset.observations["critic"].shape == (4096, 3)  # targets stored next to their frames
+    stats, _ = run(algorithm, env, 30)
+    assert float(stats[-1]["auxiliary"]) < 0.05 * float(stats[0]["auxiliary"])
+    algorithm.eval_mode()
+    obs = env.get_observations()
+    predicted = auxiliary_prediction(algorithm, obs)
+    assert float((predicted[:, 0] - env.target).abs().mean()) < 0.1  # x*, resolved to 1/8 by the image
+    assert float((predicted[:, 2] - env.target.square()).abs().mean()) < 0.1
+    assert torch.allclose(algorithm.auxiliary.normalizer.mean[0], torch.tensor(0.0), atol=0.1)  # x* ~ U(-1, 1)
+    with torch.no_grad():
+        error = (algorithm.policy.act_inference(obs)[:, 0] - env.target).abs()
+    assert float(error.mean()) < 0.1  # and the student still imitates
+    # the head is the learner's: the exported policy has the student's parameters only
+    assert not any(name.startswith("auxiliary") for name, _ in algorithm.policy.named_parameters())
+
+
+def test_auxiliary_targets_of_the_wrong_envs_are_not_learnt():
+    # targets rolled by one env carry nothing about each env's image: the head cannot fit them
+    class RolledTargets(ImageTargetEnv):
+        def get_observations(self):
+            obs = super().get_observations()
+            return {**obs, "critic": obs["critic"].roll(1, 0)}
+
+    env = RolledTargets(num_envs=64, seed=4)
+    algorithm = image_dagger(env, auxiliary_group="critic")
+    stats, _ = run(algorithm, env, 30)
+    assert float(stats[-1]["auxiliary"]) > 0.5 * float(stats[0]["auxiliary"])
+
+
+def test_auxiliary_head_resumes_bitwise_and_checks_its_config():
+    env_a = ImageTargetEnv(num_envs=16, seed=3)
+    a = image_dagger(env_a, auxiliary_group="critic")
+    run(a, env_a, 2)
+    saved_algo, saved_env = copy.deepcopy(a.state_dict()), copy.deepcopy(env_a.state_dict())
+    stats_a, _ = run(a, env_a, 2)
+    env_b = ImageTargetEnv(num_envs=16, seed=99)
+    b = image_dagger(env_b, seed=7, auxiliary_group="critic")
+    b.load_state_dict(saved_algo)
+    env_b.load_state_dict(saved_env)
+    stats_b, _ = run(b, env_b, 2)
+    assert torch.equal(stats_a[-1]["auxiliary"], stats_b[-1]["auxiliary"])
+    for pa, pb in zip(a._trainable.parameters(), b._trainable.parameters(), strict=True):
+        assert torch.equal(pa, pb)
+    assert torch.equal(a.auxiliary.normalizer.var, b.auxiliary.normalizer.var)
+    # without the switch there is no head, no statistic and no extra dataset group
+    plain_env = ImageTargetEnv(num_envs=16, seed=3)
+    plain = image_dagger(plain_env)
+    assert plain.auxiliary is None and "critic" not in plain.dataset.observations
+    assert "auxiliary" not in run(plain, plain_env, 1)[0][0]
+    with pytest.raises(CanterError, match="has no auxiliary head"):
+        a.load_state_dict(plain.state_dict())
+    with pytest.raises(CanterError, match="has an auxiliary head"):
+        plain.load_state_dict(saved_algo)
+    with pytest.raises(ConfigError, match=r"auxiliary_group: 'height' is not an observation group"):
+        image_dagger(ImageTargetEnv(num_envs=4), auxiliary_group="height")
+    with pytest.raises(ConfigError, match=r"auxiliary_group: 'camera' must be a 1-D group"):
+        image_dagger(ImageTargetEnv(num_envs=4), auxiliary_group="camera")
+    with pytest.raises(ConfigError, match=r"algo\.dagger\.auxiliary_coef"):
+        DaggerCfg(auxiliary_coef=-1.0)

@@ -137,6 +137,12 @@ class DaggerCfg(Validated):
     beta_initial, beta_decay, beta_min: see beta_schedule (beta_initial = 0: pure distillation, the
         student drives from the start, as in rsl_rl's teacher-student distillation).
     dataset_size: transitions kept in the aggregated dataset (per process).
+    auxiliary_group: "" (off) or an observation group of the env (1-D) that the student must also
+        predict from its own inputs: a head (one hidden layer of auxiliary_hidden_dim ELUs) on the
+        actor's input features regresses the group, normalized by its running mean and std, with weight
+        auxiliary_coef next to the imitation loss. With privileged targets (e.g. the object's position
+        relative to the gripper) it teaches a pixel encoder what to look at, as auxiliary tasks do in
+        vision-based manipulation; the head is part of the learner, not of the exported policy.
     """
 
     beta_schedule: BetaSchedule = "exponential"
@@ -145,6 +151,9 @@ class DaggerCfg(Validated):
     beta_min: float = 0.0
     beta_decay_iterations: int = 50
     dataset_size: int = 100_000
+    auxiliary_group: str = ""
+    auxiliary_coef: float = 1.0
+    auxiliary_hidden_dim: int = 64
 
     config_name = "algo.dagger"
 
@@ -156,6 +165,8 @@ class DaggerCfg(Validated):
             raise fail("beta_min", f"must be <= beta_initial ({self.beta_initial}), got {self.beta_min}")
         require_at_least(self, "beta_decay_iterations", 1, integer=True)
         require_at_least(self, "dataset_size", 1, integer=True)
+        require_at_least(self, "auxiliary_coef", 0.0)
+        require_at_least(self, "auxiliary_hidden_dim", 1, integer=True)
 
     def beta(self, iteration: int) -> float:
         """β of iteration `iteration` (0-based): the probability that the expert drives a step."""

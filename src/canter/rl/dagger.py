@@ -14,6 +14,12 @@ An expert is a function obs -> actions (num_envs, num_actions) on the env's devi
 controller with full state access (the task's, reading the env it closes over: `EnvExpert`) or a
 trained policy reading privileged observation groups (`policy_expert`). The student reads only its
 own groups. An expert with state (a scripted controller's per-env phase) is saved with the algorithm.
+
+An auxiliary task (cfg.dagger.auxiliary_group) adds a second regression to the same minibatches: a
+small head on the student's actor features predicts an observation group the student does not read
+(normalized by its running statistics), min_θ,ψ ‖μ_θ(s) − a*‖² + c·‖h_ψ(φ_θ(s)) − ẑ‖², so that the
+shared encoder φ_θ learns to represent what the expert knows (the target object's position). The head
+is the learner's: it is checkpointed with the algorithm, never exported with the policy.
 """
 
 from __future__ import annotations
@@ -22,12 +28,15 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
+from torch import nn
 
 from canter.core.errors import CanterError, ConfigError
 from canter.rl.algorithm import bf16_autocast, gradient_step, learner_state, load_learner_state
 from canter.rl.config import AlgoCfg
+from canter.rl.distributed import update_normalizers
 from canter.rl.encoders import channels_last_on_cpu
-from canter.rl.modules import ActorCritic
+from canter.rl.modules import ActorCritic, build_mlp
+from canter.rl.normalizer import EmpiricalNormalizer
 
 Observations = Mapping[str, torch.Tensor]
 Expert = Callable[[Observations], torch.Tensor]
@@ -137,12 +146,39 @@ def policy_expert(teacher: ActorCritic) -> Expert:
     return expert
 
 
+class AuxiliaryHead(nn.Module):
+    """The auxiliary task's head: actor features (..., feature_dim) -> the predicted normalized target
+    group (..., target_dim), one hidden ELU layer; `normalizer` keeps the target's running statistics."""
+
+    def __init__(self, feature_dim: int, target_dim: int, hidden_dim: int, *, generator: torch.Generator) -> None:
+        super().__init__()
+        self.normalizer = EmpiricalNormalizer((target_dim,))
+        self.head = build_mlp(feature_dim, (hidden_dim,), target_dim, "elu", output_gain=1.0, generator=generator)
+
+    def error(self, features: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Mean over samples of the squared error summed over the target's normalized components: ()."""
+        return (self.head(features).float() - self.normalizer(targets)).square().sum(-1).mean()
+
+
+def auxiliary_target_dim(group: str, observation_shapes: Mapping[str, tuple[int, ...]] | None) -> int:
+    """The width of the auxiliary target group; one-line ConfigErrors for a group the env lacks or an image."""
+    where = f"algo.dagger.auxiliary_group: {group!r}"
+    if observation_shapes is None or group not in observation_shapes:
+        raise ConfigError(f"{where} is not an observation group of this env (has {sorted(observation_shapes or {})})")
+    shape = tuple(observation_shapes[group])
+    if len(shape) != 1:
+        raise ConfigError(f"{where} must be a 1-D group (num_envs, dim) to regress, got {shape}")
+    return int(shape[0])
+
+
 class Dagger:
     """The DAgger learner: the student policy, its Adam optimizer, the dataset and the generator.
 
     Exposes what the OnPolicyRunner uses of an algorithm (cfg, device, policy, optimizer,
     learning_rate, generator, act / process_env_step / compute_returns / update, modes, state).
     observation_dtypes: dtypes of the groups as the env emits them (uint8 images stay uint8 here).
+    observation_shapes: the env's groups, name -> per-env shape (needed for cfg.dagger.auxiliary_group).
+    init_generator: CPU generator the auxiliary head's initial parameters are drawn from.
     """
 
     algo_name = "dagger"
@@ -157,6 +193,8 @@ class Dagger:
         generator: torch.Generator,
         expert: Expert | None,
         observation_dtypes: Mapping[str, torch.dtype] | None = None,
+        observation_shapes: Mapping[str, tuple[int, ...]] | None = None,
+        init_generator: torch.Generator | None = None,
     ) -> None:
         if cfg.algo != "dagger":
             raise ConfigError(f"algo.algo: Dagger needs 'dagger', got {cfg.algo!r}")
@@ -168,15 +206,24 @@ class Dagger:
         self.expert = expert
         self.policy = policy.to(self.device)
         self.student_groups = tuple(dict.fromkeys(policy.actor_obs_groups))
-        self.dataset = AggregatedDataset(
-            cfg.dagger.dataset_size,
-            {g: policy.observation_shapes[g] for g in self.student_groups},
-            policy.num_actions,
-            self.device,
-            observation_dtypes,
-        )
+        shapes = {g: policy.observation_shapes[g] for g in self.student_groups}
+        self.auxiliary_group = cfg.dagger.auxiliary_group
+        self.auxiliary: AuxiliaryHead | None = None
+        trainable: nn.Module = self.policy
+        if self.auxiliary_group:
+            target_dim = auxiliary_target_dim(self.auxiliary_group, observation_shapes)
+            if policy.is_recurrent:
+                raise ConfigError("algo.dagger.auxiliary_group needs a feed-forward student (policy.rnn_type none)")
+            feature_dim = policy._feature_dim(policy.actor_obs_groups)
+            self.auxiliary = AuxiliaryHead(feature_dim, target_dim, cfg.dagger.auxiliary_hidden_dim,
+                                           generator=init_generator or torch.Generator().manual_seed(0)).to(self.device)
+            shapes.setdefault(self.auxiliary_group, (target_dim,))
+            trainable = nn.ModuleList([self.policy, self.auxiliary])
+        self._trainable = trainable  # what the optimizer steps, the gradients all-reduce and the clip covers
+        self.dataset = AggregatedDataset(cfg.dagger.dataset_size, shapes, policy.num_actions, self.device,
+                                         observation_dtypes)
         self.learning_rate = torch.tensor(cfg.learning_rate, device=self.device)
-        self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=self.learning_rate, fused=True)
+        self.optimizer = torch.optim.Adam(trainable.parameters(), lr=self.learning_rate, fused=True)
         self.iteration = 0  # DAgger iterations done: selects β
         self._expert_steps = torch.zeros((), device=self.device)
         self._steps = 0
@@ -192,10 +239,12 @@ class Dagger:
     def act(self, obs: Observations) -> torch.Tensor:
         """The mixture policy's actions (num_envs, num_actions); records (student obs, expert label)."""
         self.policy.update_normalization(obs)
+        if self.auxiliary is not None:
+            update_normalizers({self.auxiliary_group: self.auxiliary.normalizer}, obs)
         labels = self.expert(obs).to(self.device, torch.float32)
         student = self.policy.act_inference(obs)
         expert_drives = torch.rand(labels.shape[0], generator=self.generator, device=self.device) < self.beta
-        self.dataset.add({g: obs[g] for g in self.student_groups}, labels)
+        self.dataset.add({g: obs[g] for g in self.dataset.observations}, labels)
         self._expert_steps += expert_drives.sum()
         self._steps += labels.shape[0]
         return torch.where(expert_drives.unsqueeze(-1), labels, student)
@@ -212,23 +261,35 @@ class Dagger:
     # --- learning -----------------------------------------------------------------------------------
 
     def update(self) -> dict[str, torch.Tensor]:
-        """Regresses the expert's actions over the dataset; returns the mean loss, β of this
-        iteration, the share of steps the expert drove and the dataset size (a () tensor and floats)."""
+        """Regresses the expert's actions over the dataset; returns the mean imitation loss (and the
+        auxiliary task's mean error), β of this iteration, the share of steps the expert drove and the
+        dataset size (() tensors and floats)."""
         cfg = self.cfg
-        losses = []
+        losses, auxiliary_errors = [], []
+        autocast = bf16_autocast(cfg.autocast, self.device)
         for observations, labels in self.dataset.mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs,
                                                               self.generator):
-            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=bf16_autocast(cfg.autocast, self.device)):
-                actions = self.policy.act_inference(observations)
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=autocast):
+                if self.auxiliary is None:
+                    actions = self.policy.act_inference(observations)
+                else:
+                    features = self.policy.encode(observations, self.policy.actor_obs_groups)
+                    actions = self.policy.distribution_from_features(features)[0]
+                    auxiliary_error = self.auxiliary.error(features, observations[self.auxiliary_group])
             loss = (actions.float() - labels).square().sum(-1).mean()
-            gradient_step(loss, self.policy, self.optimizer, cfg.max_grad_norm)
             losses.append(loss.detach())
+            if self.auxiliary is not None:
+                auxiliary_errors.append(auxiliary_error.detach())
+                loss = loss + cfg.dagger.auxiliary_coef * auxiliary_error
+            gradient_step(loss, self._trainable, self.optimizer, cfg.max_grad_norm)
         stats = {
             "imitation": torch.stack(losses).mean() if losses else torch.zeros((), device=self.device),
             "beta": float(self.beta),
             "expert_share": self._expert_steps / max(self._steps, 1),
             "dataset_size": float(self.dataset.size),
         }
+        if self.auxiliary is not None:
+            stats["auxiliary"] = torch.stack(auxiliary_errors).mean() if auxiliary_errors else torch.zeros((), device=self.device)
         self.iteration += 1
         self._expert_steps = torch.zeros((), device=self.device)
         self._steps = 0
@@ -237,23 +298,31 @@ class Dagger:
     # --- modes and checkpoints -----------------------------------------------------------------------
 
     def train_mode(self) -> None:
-        self.policy.train()
+        self._trainable.train()
 
     def eval_mode(self) -> None:
-        self.policy.eval()
+        self._trainable.eval()
 
     def state_dict(self) -> dict[str, Any]:
-        """algo name, student, optimizer, learning rate, generator, DAgger iteration, dataset, and
-        the expert's state (a scripted expert's per-env phase)."""
+        """algo name, student, optimizer, learning rate, generator, DAgger iteration, dataset, the
+        expert's state (a scripted expert's per-env phase) and the auxiliary head (None without one)."""
         return {
             **learner_state(self),
             "dagger_iteration": self.iteration,
             "dataset": self.dataset.state_dict(),
             "expert": self.expert.state_dict() if hasattr(self.expert, "state_dict") else None,
+            "auxiliary": self.auxiliary.state_dict() if self.auxiliary is not None else None,
         }
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        saved_auxiliary = state.get("auxiliary")
+        if (saved_auxiliary is None) != (self.auxiliary is None):
+            raise CanterError("checkpoint's DAgger learner " + ("has no" if saved_auxiliary is None else "has an")
+                              + " auxiliary head, this run's algo.dagger.auxiliary_group is "
+                              + repr(self.auxiliary_group))
         load_learner_state(self, state)
+        if self.auxiliary is not None and saved_auxiliary is not None:
+            self.auxiliary.load_state_dict(saved_auxiliary)
         self.iteration = int(state["dagger_iteration"])
         self.dataset.load_state_dict(state["dataset"])
         if state.get("expert") is not None and hasattr(self.expert, "load_state_dict"):

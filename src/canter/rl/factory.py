@@ -95,7 +95,8 @@ def make_algorithm(
     dtypes = getattr(env, "observation_dtypes", None)
     if algo_cfg.algo == "dagger":
         return Dagger(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator, expert=expert,
-                      observation_dtypes=dtypes)
+                      observation_dtypes=dtypes, observation_shapes=env.observation_shapes,
+                      init_generator=init_generator)
     algorithm_class = ALGORITHMS[algo_cfg.algo]
     return algorithm_class(policy, algo_cfg, num_envs=env.num_envs, device=env.device, generator=generator,
                            observation_dtypes=dtypes, symmetry=env_symmetry(env, policy_cfg, algo_cfg))

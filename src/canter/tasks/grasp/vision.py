@@ -86,7 +86,8 @@ def visual_randomization_events() -> dict[str, EventTermCfg]:
 
 def arm_grasp_env_cfg(photos: str = "train") -> EnvCfg:
     """A fresh config of `arm-grasp`: groups "policy" (proprioception), "wrist" (3x64x64 uint8 RGB),
-    "privileged" (proprioception + object positions, for a critic or a learned teacher)."""
+    "privileged" (proprioception + object positions, for a critic or a learned teacher), "auxiliary"
+    (the sphere relative to the tcp: a target for the student's auxiliary task, algo.dagger.auxiliary_group)."""
     cfg = arm_grasp_state_env_cfg()
     cfg.num_envs = 128
     cfg.observations = {
@@ -96,6 +97,7 @@ def arm_grasp_env_cfg(photos: str = "train") -> EnvCfg:
             params={"camera": WRIST_CAMERA, "photos": photos, "surfaces": ("table",), "photo_probability": 0.8},
         )}),
         "privileged": ObsGroupCfg(terms={**proprio_terms(), **privileged_terms()}, enable_corruption=False),
+        "auxiliary": ObsGroupCfg(terms={"sphere_rel_tcp": privileged_terms()["sphere_rel_tcp"]}, enable_corruption=False),
     }
     cfg.events = {**cfg.events, **visual_randomization_events()}
     return cfg
