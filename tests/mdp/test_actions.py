@@ -105,7 +105,19 @@ def test_absolute_targets_are_unchanged_by_the_option():
     env.step(action)
     env.step(action)  # the same action twice: an absolute target does not move on
     torch.testing.assert_close(term.target, term.offset + 0.3 * torch.ones_like(term.target))
-    assert term.state_dict() == {}
+    torch.testing.assert_close(term.state_dict()["target"], term.target)
+    # an episode start reports the zero action's target (the manager's last action reads zero too)
+    term.reset(torch.tensor([True, False]))
+    assert torch.equal(term.target[0], term.offset) and not torch.equal(term.target[1], term.offset)
+    torch.testing.assert_close(mdp.joint_pos_target(env)[0], torch.zeros(term.action_dim))
+
+
+def test_joint_pos_target_names_an_action_term_that_is_not_a_joint_action():
+    cfg = REGISTRY.get("arm-grasp-state").env_cfg()
+    cfg.num_envs = 1
+    env = ManagerBasedRLEnv(cfg)
+    with pytest.raises(CanterError, match=r"action term 'ee_delta' \(EndEffectorDeltaAction\) is not a joint action"):
+        mdp.joint_pos_target(env, "ee_delta")
 
 
 def test_relative_effort_actions_are_a_config_error():

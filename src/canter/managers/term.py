@@ -162,8 +162,9 @@ def _describe(func: Callable[..., Any]) -> str:
 def print_table(
     console: Console | None, title: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]
 ) -> None:
-    """Print the active terms of a manager as a table (Isaac Lab-style start-up listing)."""
-    if console is None:
+    """Print the active terms of a manager as a table (Isaac Lab-style start-up listing); a manager
+    without terms prints nothing."""
+    if console is None or not rows:
         return
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in ("Index", *columns):

@@ -124,11 +124,12 @@ class JointAction(ActionTerm):
             ctrl[:, self.ctrl_ids] = self.target.to(ctrl.dtype)
 
     def reset(self, env_ids: torch.Tensor) -> None:
-        if self.cfg.relative:
-            selection.put(self.target, env_ids, self.offset.expand(selection.rows(env_ids), -1))
+        # a relative term starts from the default pose; an absolute one reports the zero action's
+        # control until its first apply(), as the manager's last action reads zero
+        selection.put(self.target, env_ids, self.offset.expand(selection.rows(env_ids), -1))
 
     def state_dict(self) -> dict[str, torch.Tensor]:
-        return {"target": self.target.clone()} if self.cfg.relative else {}
+        return {"target": self.target.clone()}
 
     def describe(self) -> str:
         if self.cfg.relative:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from canter.core.errors import ConfigError
+from canter.mdp.actions import JointAction
 from canter.scene.entity import Resolved
 
 if TYPE_CHECKING:
@@ -72,7 +74,10 @@ def joint_pos_target(env: ManagerBasedRLEnv, action_name: str = "joint_pos") -> 
     """(num_envs, action_dim) the position targets a joint action term last sent, relative to the
     default pose: what a policy with relative actions (`joint_position_action(relative=True)`) moves."""
     term = env.action_manager.term(action_name)
-    return (term.target - term.offset).float()  # type: ignore[attr-defined]
+    if not isinstance(term, JointAction):
+        raise ConfigError(f"joint_pos_target: action term {action_name!r} ({type(term).__name__}) is "
+                          "not a joint action (joint_position_action / joint_effort_action)")
+    return (term.target - term.offset).float()
 
 
 def generated_commands(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
