@@ -257,9 +257,12 @@ def test_the_time_out_clock_restarts_at_every_goal():
     assert goal.episode_successes[0].item() == 1.0
 
 
-def test_randomization_of_hand_cube_dr_moves_what_it_claims():
-    env = _env("hand-cube-dr", num_envs=64)
+@pytest.mark.parametrize("task", ["hand-cube-dr", "hand-cube-axis-dr"])
+def test_randomization_of_hand_cube_dr_moves_what_it_claims(task):
+    env = _env(task, num_envs=64)
     env.reset()
+    # the axis variant keeps its goals: rotations about z only
+    assert env.command_manager.term("goal").cfg.goals == ("z_axis" if task == "hand-cube-axis-dr" else "so3")
     model = env.sim.model
     cube_geom, cube_body = model.geom("cube_geom").id, model.body("cube").id
     friction = env.sim.expand("geom_friction")[:, cube_geom, 0]

@@ -23,7 +23,12 @@ from canter.tasks.grasp.expert import GraspExpert
 from canter.tasks.grasp.mdp import grasp_metrics
 from canter.tasks.grasp.vision import arm_grasp_agent_cfg, arm_grasp_env_cfg, arm_grasp_rgbd_env_cfg
 from canter.tasks.hand.agent_cfg import hand_agent_cfg, hand_recurrent_agent_cfg
-from canter.tasks.hand.env_cfg import hand_cube_axis_env_cfg, hand_cube_dr_env_cfg, hand_cube_env_cfg
+from canter.tasks.hand.env_cfg import (
+    hand_cube_axis_dr_env_cfg,
+    hand_cube_axis_env_cfg,
+    hand_cube_dr_env_cfg,
+    hand_cube_env_cfg,
+)
 from canter.tasks.hand.mdp import hand_episode_metrics, hand_metrics
 from canter.tasks.humanoid.agent_cfg import humanoid_agent_cfg
 from canter.tasks.humanoid.env_cfg import humanoid_flat_env_cfg, humanoid_stairs_env_cfg
@@ -152,6 +157,15 @@ REGISTRY = Registry(
             description="hand-cube with domain randomization (friction, cube mass, servo gains and strength, latency, "
             "observation noise).",
             env_cfg=hand_cube_dr_env_cfg,
+            agent_cfg=hand_agent_cfg,
+            metrics=hand_metrics,
+            episode_metrics=hand_episode_metrics,
+        ),
+        TaskSpec(
+            name="hand-cube-axis-dr",
+            description="hand-cube-axis with hand-cube-dr's domain randomization: what DR costs and buys, measured "
+            "where a policy learns in 30 minutes.",
+            env_cfg=hand_cube_axis_dr_env_cfg,
             agent_cfg=hand_agent_cfg,
             metrics=hand_metrics,
             episode_metrics=hand_episode_metrics,

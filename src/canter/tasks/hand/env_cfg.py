@@ -142,7 +142,17 @@ def hand_cube_dr_env_cfg() -> EnvCfg:
     noise and bias are integrated with the actions: a bias of b moves the targets by 0.1 b rad per
     step (up to 0.17 rad/s), a drift the policy sees in its `joint_target` observation and must
     correct, as a real hand's integrated commands would."""
-    cfg = hand_cube_env_cfg()
+    return _randomized(hand_cube_env_cfg())
+
+
+def hand_cube_axis_dr_env_cfg() -> EnvCfg:
+    """hand-cube-axis with hand-cube-dr's randomization: the single-axis goals, where a policy turns
+    the cube within 30 minutes, so that what randomization costs and buys can be measured."""
+    return _randomized(hand_cube_axis_env_cfg())
+
+
+def _randomized(cfg: EnvCfg) -> EnvCfg:
+    """`cfg` with hand-cube-dr's randomization (see hand_cube_dr_env_cfg)."""
     cfg.observations["policy"] = _policy_obs(noise=True)
     cfg.actions["joint_pos"].max_delay_steps = 1
     reset = {
