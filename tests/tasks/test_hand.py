@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from canter.core.math import quat_from_yaw, quat_mul, random_quat, rotation_distance
+from canter.core.math import quat_conjugate, quat_from_yaw, quat_mul, random_quat, rotation_distance
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.sim.model import asset_path
 from canter.tasks import REGISTRY
@@ -152,7 +152,12 @@ def test_rotation_progress_pays_the_decrease_of_the_distance_and_not_a_replaced_
 def test_the_goal_curriculum_starts_near_the_cube_and_widens_with_streaks_to_the_full_set(task):
     from canter.tasks.hand.mdp import goal_range_curriculum
 
-    env = _env(task, num_envs=64)
+    cfg = REGISTRY.get(task).env_cfg()
+    cfg.num_envs, cfg.sim.num_threads = 64, 1
+    # hand-cube's own curriculum is of tilts (below); goal distances about a random axis are a choice
+    cfg.commands["goal"].goal_range_kind = "turn"  # type: ignore[attr-defined]
+    cfg.commands["goal"].goal_range_start = 0.6  # type: ignore[attr-defined]
+    env = ManagerBasedRLEnv(cfg)
     env.reset()
     goal = _goal(env)
     cube = env.sim.qpos[:, CUBE_QPOS.start + 3 : CUBE_QPOS.stop].float()
@@ -203,14 +208,133 @@ def test_evaluation_draws_from_the_full_goal_set():
     assert float((rotation_distance(cube, goal.goal) > 2.0).float().mean()) == pytest.approx(0.36, abs=0.1)
 
 
-def test_goal_curriculum_start_outside_the_tolerance_band():
+def test_goal_curriculum_start_outside_its_band():
     from canter.core.errors import CanterError
     from canter.core.validate import validate_tree
 
-    cfg = REGISTRY.get("hand-cube").env_cfg()
-    cfg.commands["goal"].goal_range_start = 0.3
+    cfg = REGISTRY.get("hand-cube-axis").env_cfg()
+    cfg.commands["goal"].goal_range_start = 0.3  # a turn inside the tolerance: a goal already met
     with pytest.raises(CanterError, match="goal_range_start"):
         validate_tree(cfg)
+    cfg = REGISTRY.get("hand-cube").env_cfg()
+    cfg.commands["goal"].goal_range_start = 0.3  # a tilt of 0.3 rad is a fine start
+    validate_tree(cfg)
+    cfg.commands["goal"].goal_range_start = -0.1
+    with pytest.raises(CanterError, match="goal_range_start"):
+        validate_tree(cfg)
+    cfg = REGISTRY.get("hand-cube-axis").env_cfg()
+    cfg.commands["goal"].goal_range_kind = "tilt"  # tilts are not goals about z
+    with pytest.raises(CanterError, match="goal_range_kind"):
+        validate_tree(cfg)
+
+
+def _quat_about(axis: tuple[float, float, float], angle: float) -> torch.Tensor:
+    half = 0.5 * angle
+    return torch.tensor([math.cos(half), *(math.sin(half) * a for a in axis)])
+
+
+def test_the_resting_pose_of_known_orientations():
+    from canter.core.math import quat_rotate_inverse, resting_pose
+
+    yaw = quat_from_yaw(torch.tensor([0.5]))[0]
+    # tilted 0.3 rad about x after a yaw of 0.5: it rests upright at that yaw
+    tilted = quat_mul(_quat_about((1.0, 0.0, 0.0), 0.3), yaw)
+    assert rotation_distance(resting_pose(tilted), yaw).item() == pytest.approx(0.0, abs=1e-6)
+    # rolled over by pi/2 + 0.2 about x: it rests on its y face, a quarter roll
+    rolled = _quat_about((1.0, 0.0, 0.0), math.pi / 2 + 0.2)
+    quarter = _quat_about((1.0, 0.0, 0.0), math.pi / 2)
+    assert rotation_distance(resting_pose(rolled), quarter).item() == pytest.approx(0.0, abs=1e-6)
+    # upside down and tilted by 0.4 about y: it rests upside down
+    flipped = quat_mul(_quat_about((0.0, 1.0, 0.0), 0.4), _quat_about((1.0, 0.0, 0.0), math.pi))
+    assert rotation_distance(resting_pose(flipped), _quat_about((1.0, 0.0, 0.0), math.pi)).item() == pytest.approx(0.0, abs=1e-6)
+    # any orientation rests within 0.96 rad (a corner up: acos(1 / sqrt(3))) of itself, a face straight up
+    quats = random_quat(4096, torch.Generator().manual_seed(0), torch.device("cpu"))
+    rest = resting_pose(quats)
+    assert float(rotation_distance(rest, quats).max()) <= math.acos(1 / math.sqrt(3)) + 1e-5
+    up = torch.tensor([0.0, 0.0, 1.0]).expand(4096, 3)
+    local = quat_rotate_inverse(rest, up)  # the vertical in the resting cube's frame: one of its axes
+    torch.testing.assert_close(local.abs().max(dim=1).values, torch.ones(4096))
+
+
+def test_tilt_goals_turn_about_the_vertical_from_the_resting_face_and_tilt_by_up_to_the_range():
+    from canter.core.math import quat_rotate, quat_rotate_inverse, resting_pose
+
+    env = _env("hand-cube", num_envs=512)
+    env.reset()
+    goal = _goal(env)
+    assert goal.cfg.goal_range_kind == "tilt" and goal.goal_range.item() == 0.0
+    cube = env.sim.qpos[:, CUBE_QPOS.start + 3 : CUBE_QPOS.stop].float()
+    rest = resting_pose(cube)
+    # range 0: the single-axis task on the face the cube rests on: a turn about z of 0.4..pi
+    turn = quat_mul(goal.goal, quat_conjugate(rest))
+    torch.testing.assert_close(turn[:, 1:3], torch.zeros(512, 2), atol=1e-5, rtol=0)
+    distance = rotation_distance(goal.goal, rest)
+    assert float(distance.min()) >= 0.4 - 1e-4 and float(distance.max()) <= math.pi + 1e-4
+    assert float(distance.max()) > 3.0
+    # range 0.6: the face that rests up is tilted by 0..0.6 rad from the vertical, as often either way
+    goal.goal_range.fill_(0.6)
+    goal.resample(torch.arange(512))
+    up = torch.tensor([0.0, 0.0, 1.0]).expand(512, 3)
+    face = quat_rotate_inverse(rest, up)  # the resting face, body frame
+    tilt = torch.acos(quat_rotate(goal.goal, face)[:, 2].clamp(-1.0, 1.0))
+    assert float(tilt.max()) <= 0.6 + 1e-4 and float(tilt.max()) > 0.55 and float(tilt.mean()) == pytest.approx(0.3, abs=0.03)
+    # pi: the full set
+    goal.goal_range.fill_(math.pi)
+    goal.resample(torch.arange(512))
+    tilt = torch.acos(quat_rotate(goal.goal, face)[:, 2].clamp(-1.0, 1.0))
+    assert float(tilt.mean()) == pytest.approx(math.pi / 2, abs=0.1)  # uniform directions: pi/2 on average
+
+
+def test_the_success_curriculum_moves_with_goals_reached_and_failed():
+    from canter.tasks.hand.mdp import goal_success_curriculum
+
+    env = _env("hand-cube", num_envs=64)
+    env.reset()
+    goal = _goal(env)
+    params = {"command_name": "goal", "step": 0.05, "failure_weight": 4.0, "failures": ("cube_dropped", "goal_time_out")}
+    # the env counts every goal reached: put env 0's cube on its goal and step
+    zero = torch.zeros(env.num_envs, env.num_actions)
+    env.step(zero)
+    before = goal.reached_count.item()
+    env.sim.qpos[0, CUBE_QPOS.start + 3 : CUBE_QPOS.stop] = goal.goal[0].double()
+    env.sim.forward()
+    env.step(zero)
+    assert goal.reached_count.item() == before + 1 + int(goal.reached[1:].sum())
+    # 40 goals reached; of 8 resetting envs 2 dropped their cube, 1 timed out on its goal, 1 ended 50 in a row
+    manager = env.termination_manager
+    rows = {name: manager.names.index(name) for name in manager.names}
+    manager.term_dones.zero_()
+    manager.term_dones[rows["cube_dropped"], [0, 1]] = True
+    manager.term_dones[rows["goal_time_out"], 2] = True
+    manager.term_dones[rows["success_streak"], 3] = True
+    manager.term_dones[rows["cube_dropped"], 20] = True  # not resetting here: does not count
+    goal.reached_count.fill_(40.0)
+    goal.goal_range.fill_(1.0)
+    value = goal_success_curriculum(env, torch.arange(8), **params)
+    assert value.item() == pytest.approx(1.0 + 0.05 * (40 - 4 * 3) / 64)
+    assert goal.reached_count.item() == 0.0  # taken
+    # the same as a mask (a device backend's selection)
+    goal.reached_count.fill_(40.0)
+    mask = torch.zeros(64, dtype=torch.bool)
+    mask[:8] = True
+    goal_success_curriculum(env, mask, **params)
+    assert goal.goal_range.item() == pytest.approx(1.0 + 2 * 0.05 * 28 / 64)
+    # bounded by the start (0) below and by pi above
+    goal_success_curriculum(env, torch.arange(8), **{**params, "failure_weight": 10000.0})
+    assert goal.goal_range.item() == 0.0
+    goal.reached_count.fill_(1e6)
+    goal_success_curriculum(env, torch.arange(8), **params)
+    assert goal.goal_range.item() == pytest.approx(math.pi)
+    # saved with the env and restored
+    goal.reached_count.fill_(7.0)
+    state = env.state_dict()
+    goal.reached_count.fill_(0.0)
+    env.load_state_dict(state)
+    assert goal.reached_count.item() == 7.0
+    from canter.core.errors import CanterError
+
+    with pytest.raises(CanterError, match="no termination term 'fell'"):
+        goal_success_curriculum(env, torch.arange(8), **{**params, "failures": ("fell",)})
 
 
 def test_the_streak_resets_on_a_drop_and_ends_the_episode_at_50():

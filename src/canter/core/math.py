@@ -70,6 +70,21 @@ def rotation_distance(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return 2.0 * torch.asin(torch.linalg.vector_norm(diff[..., 1:], dim=-1).clamp(max=1.0))
 
 
+def resting_pose(quat: torch.Tensor) -> torch.Tensor:
+    """(..., 4) the orientation of a box (any body whose faces are normal to its frame's axes)
+    resting on its face nearest to the ground: the body axis closest to the world's vertical (either
+    sign) turned straight up by the smallest rotation (a swing about a horizontal axis). The identity
+    for an upright box."""
+    up = torch.zeros((*quat.shape[:-1], 3), dtype=quat.dtype, device=quat.device)
+    up[..., 2] = 1.0
+    local = quat_rotate_inverse(quat, up)  # the vertical in the body frame: each axis's z component
+    nearest = torch.nn.functional.one_hot(local.abs().argmax(dim=-1), 3).to(quat.dtype)
+    face = quat_rotate(quat, nearest * torch.sign((local * nearest).sum(dim=-1, keepdim=True)))
+    # the half-way quaternion from `face` to up: (1 + face . up, face x up), normalized (face . up >= 1/sqrt(3))
+    swing = torch.cat((1.0 + face[..., 2:], torch.cross(face, up, dim=-1)), dim=-1)
+    return quat_mul(swing / torch.linalg.vector_norm(swing, dim=-1, keepdim=True), quat)
+
+
 def random_quat(count: int, generator: torch.Generator, device: torch.device) -> torch.Tensor:
     """(count, 4) rotations uniform over SO(3) (Shoemake's subgroup algorithm), w >= 0."""
     u1, u2, u3 = torch.rand(3, count, generator=generator, device=device)

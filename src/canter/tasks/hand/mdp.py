@@ -22,6 +22,7 @@ from canter.core.math import (
     quat_from_yaw,
     quat_mul,
     random_quat,
+    resting_pose,
     rotation_distance,
     wrap_to_pi,
     yaw_from_quat,
@@ -52,24 +53,37 @@ class CubeGoalCommandCfg(CommandTermCfg):
         the easier variant). tolerance: rotation distance (rad) that counts as reaching the goal.
     A goal is replaced as soon as it is reached, without ending the episode; `successes` counts the
     goals reached in a row this episode.
-    goal_range_start: a curriculum of goal distances (None: off). Goals are drawn from the cube's
-        orientation at the time, a turn of tolerance..range rad away ("z_axis": about z, either
-        way, from the cube's heading; "so3": about a random axis), `range` starting here; the
-        curriculum term `goal_range_curriculum` widens it, and from pi on goals are the full set's.
-        Evaluation (`evaluation()`) always draws from the full set.
+    goal_range_start: a curriculum's range (rad) at the start (None: no curriculum); a curriculum term
+        (`goal_range_curriculum`, `goal_success_curriculum`) widens it, and from pi on goals are the
+        full set's. Evaluation (`evaluation()`) always draws from the full set. What the range
+        bounds is `goal_range_kind`:
+    goal_range_kind: "turn": goals are a turn of tolerance..range rad from the cube's orientation at
+        the time ("z_axis": about z, either way, from the cube's heading; "so3": about a random
+        axis); needs tolerance < start. "tilt" ("so3" only): goals are the cube's resting pose (its
+        face nearest to the ground turned flat on it, `resting_pose`) turned about the vertical by
+        tolerance..pi rad either way, then tilted by 0..range rad about a random horizontal axis: at
+        range 0 the single-axis task on whatever face the cube lies, from pi/4 on goals with another
+        face up, which the cube reaches by rolling over; start >= 0.
     """
 
     goals: Literal["so3", "z_axis"] = "so3"
     tolerance: float = 0.4
     goal_range_start: float | None = None
+    goal_range_kind: Literal["turn", "tilt"] = "turn"
     resampling_time_range: tuple[float, float] = (1e9, 1e9)  # goals change on success only
 
     def validate(self) -> None:
         super().validate()
         require_choice(self, "goals")
+        require_choice(self, "goal_range_kind")
         require_positive(self, "tolerance")
         start = self.goal_range_start
-        if start is not None and not self.tolerance < start <= math.pi:
+        if self.goal_range_kind == "tilt":
+            if self.goals != "so3":
+                raise fail("goal_range_kind", f"'tilt' tilts goals off the vertical axis: it needs goals 'so3', got {self.goals!r}")
+            if start is not None and not 0.0 <= start <= math.pi:
+                raise fail("goal_range_start", f"need 0 <= start <= pi for tilts, got {start}")
+        elif start is not None and not self.tolerance < start <= math.pi:
             raise fail("goal_range_start", f"need tolerance ({self.tolerance}) < start <= pi, got {start}")
 
     def evaluation(self) -> CubeGoalCommandCfg:
@@ -85,7 +99,8 @@ class CubeGoalCommand(CommandTerm):
     episode; episode_successes: the count of each env's last finished episode; reached: (num_envs,)
     bool, an env reached its goal this step; goal_start: (num_envs,) the episode step at which the
     current goal was set (0 at a reset, else the step that reached the last one), the clock of
-    `goal_time_out`."""
+    `goal_time_out`; reached_count: () goals reached by all envs since a curriculum term last took
+    the count (`take_reached_count`)."""
 
     cfg: CubeGoalCommandCfg
 
@@ -98,6 +113,7 @@ class CubeGoalCommand(CommandTerm):
         self.episode_successes = torch.zeros(n, device=env.device)
         self.reached = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.goal_start = torch.zeros(n, dtype=torch.long, device=env.device)
+        self.reached_count = torch.zeros((), device=env.device)
         # the cube's distance from its goal when the last step ended (after a reached goal was
         # replaced): what rotation_progress measures this step's turn against
         self.last_distance = torch.zeros(n, device=env.device)
@@ -124,6 +140,8 @@ class CubeGoalCommand(CommandTerm):
         u, sign = torch.rand(2, count, generator=generator, device=device)
         angle = self.cfg.tolerance + u * (self.goal_range - self.cfg.tolerance).clamp_min(0.0)
         angle = torch.where(sign < 0.5, -angle, angle)
+        if self.cfg.goal_range_kind == "tilt":
+            return self._draw_tilted(cube)
         if self.cfg.goals == "z_axis":
             # about z from the cube's heading: an upright goal, as the full set's are
             return quat_from_yaw(wrap_to_pi(yaw_from_quat(cube) + angle))
@@ -131,6 +149,25 @@ class CubeGoalCommand(CommandTerm):
         axis = axis / torch.linalg.vector_norm(axis, dim=1, keepdim=True).clamp_min(1e-9)
         turn = torch.cat((torch.cos(0.5 * angle)[:, None], torch.sin(0.5 * angle)[:, None] * axis), dim=1)
         return quat_mul(turn, cube)
+
+    def _draw_tilted(self, cube: torch.Tensor) -> torch.Tensor:
+        """(k, 4) goals of the "tilt" kind for the cubes `cube` (k, 4): the resting pose, turned
+        tolerance..pi rad about z either way, tilted 0..goal_range rad about a random horizontal axis."""
+        generator, device = self.env.generator, self.env.device
+        u, sign, tilt, heading = torch.rand(4, cube.shape[0], generator=generator, device=device)
+        yaw = self.cfg.tolerance + u * (math.pi - self.cfg.tolerance)
+        yaw = torch.where(sign < 0.5, -yaw, yaw)
+        half = 0.5 * tilt * self.goal_range.clamp(0.0, math.pi)
+        heading = heading * 2.0 * math.pi
+        tilted = torch.stack((torch.cos(half), torch.sin(half) * torch.cos(heading), torch.sin(half) * torch.sin(heading),
+                              torch.zeros_like(half)), dim=1)
+        return quat_mul(tilted, quat_mul(quat_from_yaw(yaw), resting_pose(cube)))
+
+    def take_reached_count(self) -> torch.Tensor:
+        """() the goals reached by all envs since the last call (a device scalar; no host read)."""
+        count = self.reached_count.clone()
+        self.reached_count.zero_()
+        return count
 
     def _resample(self, env_ids: torch.Tensor) -> None:
         goal = self._draw(selection.rows(env_ids))
@@ -150,6 +187,7 @@ class CubeGoalCommand(CommandTerm):
         # in place: state carried between steps keeps its storage (a captured env step reads it there)
         self.reached.copy_(self.distance() <= self.cfg.tolerance)
         self.successes += self.reached
+        self.reached_count += self.reached.sum()
         torch.where(self.reached, self.env.episode_length_buf, self.goal_start, out=self.goal_start)
         self.resample(self.env.select(self.reached))
         self.last_distance.copy_(self.distance())
@@ -172,13 +210,17 @@ class CubeGoalCommand(CommandTerm):
         return {"time_left": self.time_left.clone(), "goal": self.goal.clone(), "successes": self.successes.clone(),
                 "episode_successes": self.episode_successes.clone(), "reached": self.reached.clone(),
                 "last_distance": self.last_distance.clone(), "goal_range": self.goal_range.clone(),
-                "goal_start": self.goal_start.clone()}
+                "goal_start": self.goal_start.clone(), "reached_count": self.reached_count.clone()}
 
     def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
         for name in ("time_left", "goal", "successes", "episode_successes", "reached"):
             getattr(self, name).copy_(state[name])
         if "goal_range" in state:  # checkpoints from before the goal curriculum: the config's start
             self.goal_range.copy_(state["goal_range"])
+        if "reached_count" in state:  # checkpoints from before goal_success_curriculum: none pending
+            self.reached_count.copy_(state["reached_count"])
+        else:
+            self.reached_count.zero_()
         # checkpoints from before the per-goal clock: goals count as set when their episode began
         if "goal_start" in state:
             self.goal_start.copy_(state["goal_start"])
@@ -300,6 +342,34 @@ def goal_range_curriculum(env: ManagerBasedRLEnv, env_ids: torch.Tensor, command
         good = good & env_ids
     widened = term.goal_range + step * good.sum() / env.num_envs
     term.goal_range.copy_(widened.clamp_max(math.pi))
+    return term.goal_range.clone()
+
+
+def goal_success_curriculum(env: ManagerBasedRLEnv, env_ids: torch.Tensor, command_name: str, step: float,
+                            failure_weight: float, failures: tuple[str, ...]) -> torch.Tensor:
+    """Move the goal command's range (its `goal_range_start` curriculum) with the share of goals
+    reached: up by `step` rad for every num_envs goals reached (by any env, since the last call), down
+    by `failure_weight` x `step` for every num_envs goals failed (episodes of `env_ids` ended by one of
+    the termination terms `failures`, e.g. a drop or the per-goal time-out). The range grows while more
+    than failure_weight / (failure_weight + 1) of the goals are reached (0.8 for 4: a mean streak of 4
+    at that rate), so it follows what the policy can do; it stays within [start, pi], and from pi on
+    goals are the full set's. Counting goals, not whole streaks, moves it minutes of wall time after a
+    policy improves, where `goal_range_curriculum` waits for episodes that end. No host read. Returns
+    the range."""
+    term = _goal(env, command_name)
+    manager = env.termination_manager
+    unknown = [name for name in failures if name not in manager.names]
+    if unknown:
+        raise fail("failures", f"no termination term {unknown[0]!r} (terms: {', '.join(manager.names)})")
+    ended = torch.zeros_like(manager.terminated)
+    for name in failures:  # row by row: an int index is a view, a list would be copied to the device
+        ended |= manager.term_dones[manager.names.index(name)]
+    failed = selection.take(ended, env_ids)
+    if selection.is_mask(env_ids):
+        failed = failed & env_ids
+    change = step * (term.take_reached_count() - failure_weight * failed.sum()) / env.num_envs
+    start = term.cfg.goal_range_start if term.cfg.goal_range_start is not None else math.pi
+    term.goal_range.copy_((term.goal_range + change).clamp(start, math.pi))
     return term.goal_range.clone()
 
 
