@@ -285,6 +285,26 @@ def test_tilt_goals_turn_about_the_vertical_from_the_resting_face_and_tilt_by_up
     assert float(tilt.mean()) == pytest.approx(math.pi / 2, abs=0.1)  # uniform directions: pi/2 on average
 
 
+def test_episodes_start_upright_and_tilt_with_the_curriculum_then_uniformly_at_pi():
+    from canter.core.math import quat_rotate
+
+    env = _env("hand-cube", num_envs=512)
+    goal = _goal(env)
+    up = torch.tensor([0.0, 0.0, 1.0]).expand(512, 3)
+
+    def start_tilts() -> torch.Tensor:
+        env.reset()  # the cube as the reset left it, before any step lets it fall
+        cube = env.sim.qpos[:, CUBE_QPOS.start + 3 : CUBE_QPOS.stop].float()
+        return torch.acos(quat_rotate(cube, up)[:, 2].clamp(-1.0, 1.0))  # the model's top face off the vertical
+
+    assert float(start_tilts().max()) < 1e-3  # range 0: upright, as hand-cube-axis starts
+    goal.goal_range.fill_(0.5)
+    tilt = start_tilts()
+    assert float(tilt.max()) <= 0.5 + 1e-4 and float(tilt.mean()) == pytest.approx(0.25, abs=0.03)
+    goal.goal_range.fill_(math.pi)  # the full set, and what scoring starts from: any face up
+    assert float(start_tilts().mean()) == pytest.approx(math.pi / 2, abs=0.1)
+
+
 def test_the_success_curriculum_moves_with_goals_reached_and_failed():
     from canter.tasks.hand.mdp import goal_success_curriculum
 

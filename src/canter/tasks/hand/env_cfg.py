@@ -33,10 +33,12 @@ from the full set):
   (the single-axis skill), tilted by up to `range` rad about a random horizontal axis; the range
   starts at 0, moves by 0.05 rad per num_envs goals reached and back by 4 x 0.05 per num_envs goals
   failed (a drop or 20 s without a goal), so it grows while more than 80 % of the goals are reached,
-  and at pi goals are the full set's (other faces up from pi/4 on). The goal-distance curriculum left
-  a random axis's tilts and the faces to be found together and stayed near its start for 2 hours
-  (section 18); this one lets the yaw skill carry over, e.g. from a hand-cube-axis policy
-  (`--init-from`).
+  and at pi goals are the full set's (other faces up from pi/4 on). Episodes start the same way:
+  the cube upright at a random heading, tilted by up to the range (so it comes to rest on other
+  faces from pi/4 on), uniform over SO(3) at pi. The goal-distance curriculum left a random axis's
+  tilts and the faces to be found together and stayed near its start for 2 hours (section 18); this
+  one starts where the single-axis skill is, e.g. a hand-cube-axis policy (`--init-from`), whose
+  skill did not carry over to cubes resting on other faces (section 18).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def hand_cube_env_cfg() -> EnvCfg:
                 func=mdp.reset_joints_by_offset, mode="reset", params={"position_range": (-0.1, 0.1), "velocity_range": (0.0, 0.0)}
             ),
             "reset_cube": EventTermCfg(
-                func=hand.reset_cube, mode="reset", params={"spawn": SPAWN, "position_range": 0.01, "orientation": "so3", "lift": 0.023},
+                func=hand.reset_cube, mode="reset", params={"spawn": SPAWN, "position_range": 0.01, "orientation": "goal_tilt", "lift": 0.023},
             ),
         },
         rewards={

@@ -153,15 +153,29 @@ class CubeGoalCommand(CommandTerm):
     def _draw_tilted(self, cube: torch.Tensor) -> torch.Tensor:
         """(k, 4) goals of the "tilt" kind for the cubes `cube` (k, 4): the resting pose, turned
         tolerance..pi rad about z either way, tilted 0..goal_range rad about a random horizontal axis."""
+        return self._tilted(resting_pose(cube), self.cfg.tolerance)
+
+    def _tilted(self, base: torch.Tensor, least_yaw: float) -> torch.Tensor:
+        """(k, 4) `base` (k, 4) turned about z by least_yaw..pi rad either way, then tilted by
+        0..goal_range rad about a random horizontal axis."""
         generator, device = self.env.generator, self.env.device
-        u, sign, tilt, heading = torch.rand(4, cube.shape[0], generator=generator, device=device)
-        yaw = self.cfg.tolerance + u * (math.pi - self.cfg.tolerance)
+        u, sign, tilt, heading = torch.rand(4, base.shape[0], generator=generator, device=device)
+        yaw = least_yaw + u * (math.pi - least_yaw)
         yaw = torch.where(sign < 0.5, -yaw, yaw)
         half = 0.5 * tilt * self.goal_range.clamp(0.0, math.pi)
         heading = heading * 2.0 * math.pi
         tilted = torch.stack((torch.cos(half), torch.sin(half) * torch.cos(heading), torch.sin(half) * torch.sin(heading),
                               torch.zeros_like(half)), dim=1)
-        return quat_mul(tilted, quat_mul(quat_from_yaw(yaw), resting_pose(cube)))
+        return quat_mul(tilted, quat_mul(quat_from_yaw(yaw), base))
+
+    def draw_start(self, count: int) -> torch.Tensor:
+        """(count, 4) initial cube orientations that follow the "tilt" curriculum: the model's upright
+        cube at a random heading, tilted by 0..goal_range rad about a random horizontal axis (so other
+        faces come to rest up from pi/4 on); uniform over SO(3) from pi on, and when scoring."""
+        upright = torch.zeros(count, 4, device=self.env.device)
+        upright[:, 0] = 1.0
+        start = self._tilted(upright, 0.0)
+        return torch.where(self.goal_range < math.pi, start, random_quat(count, self.env.generator, self.env.device))
 
     def take_reached_count(self) -> torch.Tensor:
         """() the goals reached by all envs since the last call (a device scalar; no host read)."""
@@ -377,16 +391,20 @@ def goal_success_curriculum(env: ManagerBasedRLEnv, env_ids: torch.Tensor, comma
 
 
 def reset_cube(env: ManagerBasedRLEnv, env_ids: torch.Tensor, spawn: tuple[float, float, float],
-               position_range: float, orientation: Literal["so3", "z_axis"], lift: float = 0.0) -> None:
+               position_range: float, orientation: Literal["so3", "z_axis", "goal_tilt"], lift: float = 0.0,
+               command_name: str = "goal") -> None:
     """The cube at its spawn point + U(+-position_range) in x and y, `lift` m higher, at rest, in a
-    random orientation (uniform over SO(3), or about z only). A tilted 6 cm cube reaches 2.2 cm
+    random orientation (uniform over SO(3); about z only; or "goal_tilt": as the goal command
+    `command_name`'s tilt curriculum has it, `CubeGoalCommand.draw_start`). A tilted 6 cm cube reaches 2.2 cm
     lower than a flat one: "so3" resets lift it by that much, so that it drops onto the palm
     instead of starting inside it."""
     n, dtype, device = selection.rows(env_ids), env.sim.dtype, env.device
     pos = torch.stack([torch.full((n,), value, device=device) for value in spawn], dim=1)
     pos[:, :2] += (torch.rand(n, 2, generator=env.generator, device=device) * 2.0 - 1.0) * position_range
     pos[:, 2] += lift
-    if orientation == "z_axis":
+    if orientation == "goal_tilt":  # the goal command's tilt curriculum (CubeGoalCommand.draw_start)
+        quat = _goal(env, command_name).draw_start(n)
+    elif orientation == "z_axis":
         quat = quat_from_yaw((torch.rand(n, generator=env.generator, device=device) * 2.0 - 1.0) * torch.pi)
     else:
         quat = random_quat(n, env.generator, device)
