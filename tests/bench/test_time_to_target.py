@@ -100,3 +100,35 @@ def test_marks_record_where_the_training_curriculum_stood():
         state={"goal_range": torch.tensor(0.8), "terrain_levels": torch.tensor([1.0, 2.0, 6.0])}))
     assert _curriculum(env) == pytest.approx({"train_curriculum_goal_range": 0.8, "train_curriculum_terrain_levels": 3.0})
     assert _curriculum(SimpleNamespace()) == {}  # an Atari env has no curriculum
+
+
+def test_a_stop_signal_keeps_the_marks_and_the_run(tmp_path, monkeypatch):
+    """Ctrl-C (or SIGTERM) after the first mark: the run stops there, the checkpoint is saved, the
+    JSON and PNG hold the marks so far and say what stopped them, and the exit code is 128 + signal."""
+    import os
+    import signal
+
+    import canter.bench.time_to_target as module
+    from canter.cli.main import main
+
+    real = module.run_time_to_target
+
+    def interrupted(*args, progress=None, **kwargs):
+        def at_mark(mark, metric):
+            progress(mark, metric)
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C delivers, during the first mark
+
+        return real(*args, progress=at_mark, **kwargs)
+
+    monkeypatch.setattr(module, "run_time_to_target", interrupted)
+    previous = signal.getsignal(signal.SIGINT)
+    code = main(["bench", "time-to-target", "cartpole", "--metric", "mean_return", "--target", "100", "--minutes", "5",
+                 "--eval-every", "0.5", "--episodes", "8", "--eval-envs", "8", "--num-envs", "32",
+                 "--out", str(tmp_path / "out"), "--save-dir", str(tmp_path / "run")])
+    assert code == 130
+    assert signal.getsignal(signal.SIGINT) is previous  # the handler is the caller's again
+    data = json.loads((tmp_path / "out" / "time_to_target.json").read_text())
+    assert data["stopped_by"] == "SIGINT" and len(data["marks"]) == 1
+    assert data["marks"][0]["train_wall_s"] < 60.0  # far short of the 5-minute budget
+    assert (tmp_path / "out" / "time_to_target.png").exists()
+    assert (tmp_path / "run" / "checkpoint.pt").exists()

@@ -43,6 +43,7 @@ class TimeToTargetResult:
     time_to_target_s: float | None  # training wall time of the first mark that reached the target
     env_steps_to_target: float | None
     marks: list[dict[str, float]] = field(default_factory=list)  # per mark: train_wall_s, env_steps, metrics
+    stopped_by: str | None = None  # a stop signal (e.g. "SIGINT") that ended the run before its budget
     machine: dict[str, object] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -146,39 +147,48 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
         trained = 0.0
         env_steps = 0.0
         next_mark = every
-        while True:
-            start = time.perf_counter()
-            obs, stats = runner.run_iteration(obs, None)
-            runner.iteration += 1
-            trained += time.perf_counter() - start
-            runner.wall_time_s = trained
-            env_steps += env.num_envs * args.agent.algo.num_steps_per_env
-            if trained < next_mark and trained < budget:
-                continue
-            next_mark = (math.floor(trained / every) + 1) * every
-            policy = copy.deepcopy(runner.algorithm.policy)
-            policy.eval()
-            evaluation_env = eval_env()
-            view = SimpleNamespace(env=evaluation_env, algorithm=SimpleNamespace(policy=policy),
-                                   rollout_threads=runner.rollout_threads)
-            with torch_threads(runner.rollout_threads):
-                result = evaluate(view, episodes, spec.metrics, spec.episode_metrics)  # type: ignore[arg-type]
-            mark = {"train_wall_s": trained, "env_steps": env_steps, "iteration": float(runner.iteration),
-                    "train_mean_return": stats["mean_return"], **_curriculum(env), **result}
-            marks.append(mark)
-            if kept is not None:
-                runner.save(kept / f"checkpoint_{trained / 60.0:.0f}min.pt")
-                runner.save()
-            if progress is not None:
-                progress(mark, metric)
-            if trained >= budget or (stop_at_target and reached(mark)):
-                break
+        stopped_by = None
+        # a stop signal (Ctrl-C, SIGTERM, SIGHUP) ends the run at the end of the iteration or evaluation
+        # under way, with the run saved and the marks so far reported; a second SIGINT stops at once
+        with runner.stop_signals():
+            while runner.received_signal is None:
+                start = time.perf_counter()
+                obs, stats = runner.run_iteration(obs, None)
+                runner.iteration += 1
+                trained += time.perf_counter() - start
+                runner.wall_time_s = trained
+                env_steps += env.num_envs * args.agent.algo.num_steps_per_env
+                if trained < next_mark and trained < budget:
+                    continue
+                next_mark = (math.floor(trained / every) + 1) * every
+                policy = copy.deepcopy(runner.algorithm.policy)
+                policy.eval()
+                evaluation_env = eval_env()
+                view = SimpleNamespace(env=evaluation_env, algorithm=SimpleNamespace(policy=policy),
+                                       rollout_threads=runner.rollout_threads)
+                with torch_threads(runner.rollout_threads):
+                    result = evaluate(view, episodes, spec.metrics, spec.episode_metrics)  # type: ignore[arg-type]
+                mark = {"train_wall_s": trained, "env_steps": env_steps, "iteration": float(runner.iteration),
+                        "train_mean_return": stats["mean_return"], **_curriculum(env), **result}
+                marks.append(mark)
+                if kept is not None:
+                    runner.save(kept / f"checkpoint_{trained / 60.0:.0f}min.pt")
+                    runner.save()
+                if progress is not None:
+                    progress(mark, metric)
+                if trained >= budget or (stop_at_target and reached(mark)):
+                    break
+            if runner.received_signal is not None:
+                stopped_by = runner.received_signal.name
+                if kept is not None:  # the training since the last mark is kept too
+                    runner.save()
     first = next((m for m in marks if reached(m)), None)
     return TimeToTargetResult(
         task=task, metric=metric, target=target, direction=way, minutes=minutes, eval_every_s=every,
         episodes=episodes, eval_envs=eval_envs, num_envs=env.num_envs,
         time_to_target_s=None if first is None else first["train_wall_s"],
-        env_steps_to_target=None if first is None else first["env_steps"], marks=marks, machine=machine_info())
+        env_steps_to_target=None if first is None else first["env_steps"], marks=marks, stopped_by=stopped_by,
+        machine=machine_info())
 
 
 def plot_time_to_target(result: TimeToTargetResult, path: Path) -> Path:

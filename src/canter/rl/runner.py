@@ -242,7 +242,7 @@ class OnPolicyRunner:
         env, algorithm = self.env, self.algorithm
         self.stop_signal = self._signal = None
         last: dict[str, float] = {}
-        with self._stop_signals():
+        with self.stop_signals():
             obs = env.get_observations() if self.iteration > 0 else env.reset()[0]
             algorithm.train_mode()
             start_wall = self.wall_time_s
@@ -282,8 +282,13 @@ class OnPolicyRunner:
             if logger is not None:
                 logger.checkpoint(self.history)
 
+    @property
+    def received_signal(self) -> signal.Signals | None:
+        """The stop signal received within `stop_signals()` (None: none yet)."""
+        return self._signal
+
     @contextmanager
-    def _stop_signals(self) -> Iterator[None]:
+    def stop_signals(self) -> Iterator[None]:
         """Within: the first stop signal asks for a stop at the end of the iteration under way; a
         second SIGINT raises KeyboardInterrupt (other repeats, e.g. a launcher's SIGTERM after the
         terminal's SIGINT, only repeat the request). Only the main thread can own handlers."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -55,8 +56,13 @@ class TimeToTargetArgs:
         if self.out is not None:
             Path(self.out).mkdir(parents=True, exist_ok=True)
             plot_time_to_target(result, Path(self.out) / "time_to_target.png")
+        stopped = 0
+        if result.stopped_by is not None:  # the marks so far are the result; the exit code says it was cut short
+            stopped = 128 + int(signal.Signals[result.stopped_by])
+            console.print(f"stopped by {result.stopped_by}: {len(result.marks)} marks"
+                          + (f", the run saved in {self.save_dir}" if self.save_dir else ""))
         if emit(result.to_json(), self.out, "time_to_target.json", self.json):
-            return 0
+            return stopped
         table = Table(title=f"{result.task}: {result.metric} at each mark ({result.num_envs} envs; evaluation: "
                       f"{result.episodes} episodes, seed fixed)", title_justify="left")
         names = result.metric.split(",")
@@ -69,4 +75,4 @@ class TimeToTargetArgs:
         reached = "not reached" if result.time_to_target_s is None else f"{result.time_to_target_s / 60:.2f} min"
         print(f"time to {result.metric} {'<=' if result.direction == 'below' else '>='} {result.target:g}: {reached}"
               f"  (commit {result.machine.get('commit')})")
-        return 0
+        return stopped
