@@ -189,6 +189,9 @@ class CubeGoalCommand(CommandTerm):
             # the curriculum's goals until its range reaches pi (a device-side choice: no host read)
             near = self._draw_near(selection.take(cube_quat(self.env), env_ids).float())
             goal = torch.where(self.goal_range < math.pi, near, goal)
+        # one sign for each rotation (w >= 0), as the cube's orientation is observed: a composed goal
+        # (a turn or tilt times the cube's pose) can come out as -q, a different input for the same goal
+        goal = torch.where(goal[:, :1] < 0, -goal, goal)
         selection.put(self.goal, env_ids, goal)
         selection.put(self.mocap_quat[:, 0], env_ids, goal.to(self.mocap_quat.dtype))
 
