@@ -152,12 +152,7 @@ def test_rotation_progress_pays_the_decrease_of_the_distance_and_not_a_replaced_
 def test_the_goal_curriculum_starts_near_the_cube_and_widens_with_streaks_to_the_full_set(task):
     from canter.tasks.hand.mdp import goal_range_curriculum
 
-    cfg = REGISTRY.get(task).env_cfg()
-    cfg.num_envs, cfg.sim.num_threads = 64, 1
-    # hand-cube's own curriculum is of tilts (below); goal distances about a random axis are a choice
-    cfg.commands["goal"].goal_range_kind = "turn"  # type: ignore[attr-defined]
-    cfg.commands["goal"].goal_range_start = 0.6  # type: ignore[attr-defined]
-    env = ManagerBasedRLEnv(cfg)
+    env = _env(task, num_envs=64)
     env.reset()
     goal = _goal(env)
     cube = env.sim.qpos[:, CUBE_QPOS.start + 3 : CUBE_QPOS.stop].float()
@@ -216,7 +211,7 @@ def test_goal_curriculum_start_outside_its_band():
     cfg.commands["goal"].goal_range_start = 0.3  # a turn inside the tolerance: a goal already met
     with pytest.raises(CanterError, match="goal_range_start"):
         validate_tree(cfg)
-    cfg = REGISTRY.get("hand-cube").env_cfg()
+    cfg = REGISTRY.get("hand-cube-tilt").env_cfg()
     cfg.commands["goal"].goal_range_start = 0.3  # a tilt of 0.3 rad is a fine start
     validate_tree(cfg)
     cfg.commands["goal"].goal_range_start = -0.1
@@ -259,7 +254,7 @@ def test_the_resting_pose_of_known_orientations():
 def test_tilt_goals_turn_about_the_vertical_from_the_resting_face_and_tilt_by_up_to_the_range():
     from canter.core.math import quat_rotate, quat_rotate_inverse, resting_pose
 
-    env = _env("hand-cube", num_envs=512)
+    env = _env("hand-cube-tilt", num_envs=512)
     env.reset()
     goal = _goal(env)
     assert goal.cfg.goal_range_kind == "tilt" and goal.goal_range.item() == 0.0
@@ -291,7 +286,7 @@ def test_tilt_goals_turn_about_the_vertical_from_the_resting_face_and_tilt_by_up
 def test_episodes_start_upright_and_tilt_with_the_curriculum_then_uniformly_at_pi():
     from canter.core.math import quat_rotate
 
-    env = _env("hand-cube", num_envs=512)
+    env = _env("hand-cube-tilt", num_envs=512)
     goal = _goal(env)
     up = torch.tensor([0.0, 0.0, 1.0]).expand(512, 3)
 
@@ -311,7 +306,7 @@ def test_episodes_start_upright_and_tilt_with_the_curriculum_then_uniformly_at_p
 def test_the_success_curriculum_moves_with_goals_reached_and_failed():
     from canter.tasks.hand.mdp import goal_success_curriculum
 
-    env = _env("hand-cube", num_envs=64)
+    env = _env("hand-cube-tilt", num_envs=64)
     env.reset()
     goal = _goal(env)
     params = {"command_name": "goal", "step": 0.05, "failure_weight": 4.0, "failures": ("cube_dropped", "goal_time_out")}
