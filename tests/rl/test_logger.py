@@ -4,10 +4,12 @@ at every checkpoint without leaving temporary files."""
 from __future__ import annotations
 
 import io
+import math
 
+import pytest
 from rich.console import Console
 
-from canter.rl.logger import WARN_EVERY, Logger
+from canter.rl.logger import WARN_EVERY, Logger, recent_means
 
 
 def _logger(tmp_path) -> Logger:
@@ -46,8 +48,8 @@ def test_checkpoint_writes_the_curves_so_far_atomically(tmp_path):
     # the second row lacks the learning rate (a GA3C row): the column says nan
     logger.checkpoint([{**row, "learning_rate": 0.001}, {**row, "iteration": 1.0}])
     lines = (tmp_path / "progress.csv").read_text().splitlines()
-    assert lines[0].endswith(",nonfinite_resets,learning_rate") and len(lines) == 3
-    assert lines[1].endswith(",3.0,0.001") and lines[2].endswith(",3.0,nan")
+    assert lines[0].endswith(",nonfinite_resets,learning_rate,episodes,recent_return,recent_episode_length") and len(lines) == 3
+    assert lines[1].endswith(",3.0,0.001,nan,nan,nan") and lines[2].endswith(",3.0,nan,nan,nan,nan")
     assert (tmp_path / "training_curve.png").read_bytes()[:4] == b"\x89PNG"
     assert list(tmp_path.glob(".*.tmp")) == []
     logger.close([row, {**row, "iteration": 1.0}])
@@ -80,3 +82,27 @@ def test_plain_lines_come_at_most_every_interval_and_never_on_a_terminal(tmp_pat
         terminal.log_iteration(iteration, {}, CURVE)
     terminal.close([])
     assert "it 1/100  " not in terminal.console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_the_recent_mean_covers_the_latest_iterations_that_ended_100_episodes():
+    """Hand-checked: the rows are walked back from the newest until >= 100 episodes; rows in which
+    no episode ended (or with no count, from older checkpoints) count for nothing."""
+    rows = [{"episodes": 80.0, "mean_return": 1.0, "mean_episode_length": 10.0},
+            {"episodes": 60.0, "mean_return": 2.0, "mean_episode_length": 20.0},
+            {"episodes": 0.0, "mean_return": math.nan, "mean_episode_length": math.nan},
+            {"mean_return": 9.0, "mean_episode_length": 90.0},
+            {"episodes": 50.0, "mean_return": 4.0, "mean_episode_length": 40.0}]
+    # 50 episodes at 4, then 60 at 2: 110 >= 100, the 80 at 1 stay out
+    assert recent_means(rows) == pytest.approx(((50 * 4 + 60 * 2) / 110, (50 * 40 + 60 * 20) / 110))
+    assert recent_means(rows, min_episodes=200) == pytest.approx(((50 * 4 + 60 * 2 + 80) / 190, (2000 + 1200 + 800) / 190))
+    assert recent_means(rows[2:4]) == (pytest.approx(math.nan, nan_ok=True), pytest.approx(math.nan, nan_ok=True))
+    assert recent_means(rows[-1:]) == (4.0, 40.0)
+
+
+def test_the_progress_line_shows_the_recent_mean_when_the_iteration_ended_no_episode(tmp_path):
+    logger = Logger(tmp_path, 100, 0, console=Console(file=io.StringIO(), width=400), plain_every_s=0.0)
+    logger.log_iteration(0, {}, {**CURVE, "mean_return": math.nan, "mean_episode_length": math.nan,
+                                 "recent_return": -20.25, "recent_episode_length": 812.0})
+    logger.close([])
+    line = next(line for line in logger.console.file.getvalue().splitlines() if line.startswith("it "))  # type: ignore[attr-defined]
+    assert "return  -20.250  len  812.0" in line and "nan" not in line

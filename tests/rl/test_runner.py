@@ -434,3 +434,33 @@ def test_log_sums_skip_nan_and_merge_steps_with_other_keys():
     sums, counts = logs.totals()
     assert {k: float(v) for k, v in sums.items()} == {"a": 9.0, "b": 10.0, "startup": 2.5}
     assert {k: float(v) for k, v in counts.items()} == {"a": 3.0, "b": 2.0, "startup": 1.0}
+
+
+def test_progress_rows_carry_the_mean_over_the_latest_100_episodes(tmp_path):
+    """With 8 envs x 4 steps an iteration ends few cartpole episodes (some none: its mean is nan);
+    each row's recent_return is the mean over the latest rows that ended >= 100 episodes, whole rows."""
+    import csv
+    import math
+
+    from canter.rl.logger import recent_means
+
+    _train(tmp_path / "run", "--max-iterations", "30", "--num-envs", "8", "--agent.algo.num-steps-per-env", "4")
+    with open(tmp_path / "run" / "progress.csv") as file:
+        rows = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(file)]
+    assert len(rows) == 30 and any(math.isnan(row["mean_return"]) for row in rows)  # iterations that ended no episode
+    for i, row in enumerate(rows):
+        expected = recent_means(rows[: i + 1])
+        assert (row["recent_return"], row["recent_episode_length"]) == pytest.approx(expected, nan_ok=True)
+        if row["episodes"] > 0 and any(earlier["episodes"] > 0 for earlier in rows[:i]):
+            assert row["recent_return"] != row["mean_return"]  # the window spans earlier iterations too
+    first = next(i for i, row in enumerate(rows) if row["episodes"] > 0)
+    assert all(math.isnan(row["recent_return"]) for row in rows[:first])
+    assert all(math.isfinite(row["recent_return"]) for row in rows[first:])  # never nan again, unlike mean_return
+    # by hand for the last row: walk back until 100 episodes
+    total = episodes = 0.0
+    for row in reversed(rows):
+        if row["episodes"] > 0:
+            total, episodes = total + row["mean_return"] * row["episodes"], episodes + row["episodes"]
+        if episodes >= 100:
+            break
+    assert rows[-1]["recent_return"] == pytest.approx(total / episodes)

@@ -169,7 +169,7 @@ def run_time_to_target(task: str, metric: str, target: float, minutes: float, tr
                 with torch_threads(runner.rollout_threads):
                     result = evaluate(view, episodes, spec.metrics, spec.episode_metrics)  # type: ignore[arg-type]
                 mark = {"train_wall_s": trained, "env_steps": env_steps, "iteration": float(runner.iteration),
-                        "train_mean_return": stats["mean_return"], **_curriculum(env), **result}
+                        "train_mean_return": stats["recent_return"], **_curriculum(env), **result}
                 marks.append(mark)
                 if kept is not None:
                     runner.save(kept / f"checkpoint_{trained / 60.0:.0f}min.pt")

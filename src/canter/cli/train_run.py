@@ -201,7 +201,7 @@ def run_training(the_plan: Plan) -> int:
 def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> int:
     """runner.learn with the logger; the summary, or the resume line after a signal (128 + signum)."""
     from canter.rl.distributed import shutdown
-    from canter.rl.logger import Logger
+    from canter.rl.logger import RECENT_EPISODES, Logger
 
     logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=is_main, console=console)
     try:
@@ -216,7 +216,7 @@ def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> in
         return 128 + int(stop)
     blow_ups = int(last.get("nonfinite_resets_total", 0))
     console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, mean return "
-                  f"{last.get('mean_return', float('nan')):.3f}, total {last.get('total_fps', 0):,.0f} steps/s"
+                  f"{last.get('recent_return', float('nan')):.3f} (last {RECENT_EPISODES}+ episodes), total {last.get('total_fps', 0):,.0f} steps/s"
                   + (f", {blow_ups} non-finite (unstable) env resets" if blow_ups else ""))
     console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
     shutdown()

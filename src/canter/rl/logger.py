@@ -22,7 +22,11 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
-              "total_fps", "nonfinite_resets", "learning_rate")
+              "total_fps", "nonfinite_resets", "learning_rate", "episodes", "recent_return", "recent_episode_length")
+# the progress line's return and episode length: over the latest iterations that together ended at
+# least this many episodes (rsl_rl and Stable-Baselines3 show the last 100 episodes), so that a task
+# whose episodes outlast an iteration (a game of Pong: thousands of steps) shows a number, not nan
+RECENT_EPISODES = 100
 CURVE_FILES = ("progress.csv", "training_curve.png")
 # non-finite resets above this share of all resets earn a warning line ...
 NONFINITE_WARN_SHARE = 0.01
@@ -75,7 +79,8 @@ class Logger:
             if math.isfinite(value):
                 self._writer.add_scalar(key, value, iteration)
         status = (
-            f"return {curve['mean_return']:8.3f}  len {curve['mean_episode_length']:6.1f}  "
+            f"return {curve.get('recent_return', curve['mean_return']):8.3f}  "
+            f"len {curve.get('recent_episode_length', curve['mean_episode_length']):6.1f}  "
             f"step {curve['step_fps']:>9,.0f}/s  step+inf {curve['step_inference_fps']:>9,.0f}/s  "
             f"total {curve['total_fps']:>9,.0f}/s"
         )
@@ -156,6 +161,25 @@ class Logger:
             plot_curves(self.history, tmp)
 
 
+def recent_means(history: list[dict[str, float]], min_episodes: int = RECENT_EPISODES) -> tuple[float, float]:
+    """(mean return, mean episode length) over the episodes of the latest rows of `history` that
+    together ended at least `min_episodes` episodes (every row, when fewer ended); nan when none ended.
+    Rows without an episode count (checkpoints of older versions) are passed over."""
+    returns = lengths = episodes = 0.0
+    for row in reversed(history):
+        count = row.get("episodes", 0.0)
+        if not count > 0.0:  # none ended in it (or no count: nan)
+            continue
+        returns += row["mean_return"] * count
+        lengths += row["mean_episode_length"] * count
+        episodes += count
+        if episodes >= min_episodes:
+            break
+    if episodes == 0.0:
+        return math.nan, math.nan
+    return returns / episodes, lengths / episodes
+
+
 class _atomic:
     """`with _atomic(path) as tmp:` write tmp; on success it replaces path, on failure it goes."""
 
@@ -180,10 +204,18 @@ def plot_curves(history: list[dict[str, float]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     wall = [row["wall_time_s"] for row in history]
+    steps = [row["env_steps"] for row in history]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    axes[0].plot(wall, [row["mean_return"] for row in history])
+    recent = any("recent_return" in row for row in history)
+    if recent:  # each iteration's episodes faint, the recent-episodes mean over them
+        axes[0].plot(wall, [row["mean_return"] for row in history], ".", color="0.75", markersize=2, label="episodes ended in the iteration")
+        axes[0].plot(wall, [row.get("recent_return", math.nan) for row in history],
+                     label=f"last ≥ {RECENT_EPISODES} episodes")
+        axes[0].legend()
+    else:
+        axes[0].plot(wall, [row["mean_return"] for row in history])
     axes[0].set(xlabel="wall time (s)", ylabel="mean episode return", title="return")
-    axes[1].plot([row["env_steps"] for row in history], [row["mean_episode_length"] for row in history])
+    axes[1].plot(steps, [row.get("recent_episode_length", row["mean_episode_length"]) for row in history])
     axes[1].set(xlabel="env steps", ylabel="mean episode length", title="episode length")
     for key in ("step_fps", "step_inference_fps", "total_fps"):
         axes[2].plot([row["iteration"] for row in history], [row[key] for row in history], label=key)

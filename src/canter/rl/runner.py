@@ -46,7 +46,7 @@ from canter.rl.checkpoint import check_compatible, load_checkpoint, remove_stale
 from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.dagger import Dagger, Expert
 from canter.rl.factory import make_algorithm
-from canter.rl.logger import CURVE_FILES, Logger
+from canter.rl.logger import CURVE_FILES, Logger, recent_means
 from canter.rl.losses import linear_learning_rate
 
 CHECKPOINT = "checkpoint.pt"
@@ -392,9 +392,14 @@ class OnPolicyRunner:
             "total_fps": stats["total_fps"],
             "nonfinite_resets": stats["nonfinite_resets"],
             "learning_rate": losses.get("learning_rate", float("nan")),  # the update's (the adaptive: after it)
+            "episodes": stats["episodes"],
         }
         if self.rank == 0:
             self.history.append(curve)
+        # the latest >= RECENT_EPISODES episodes (whole iterations; the other ranks log nothing: theirs is the iteration's)
+        stats["recent_return"], stats["recent_episode_length"] = recent_means(self.history if self.rank == 0 else [curve])
+        curve.update(recent_return=stats["recent_return"], recent_episode_length=stats["recent_episode_length"])
+        scalars.update({"Train/recent_return": stats["recent_return"], "Train/recent_episode_length": stats["recent_episode_length"]})
         if logger is not None:
             with section("logging"):
                 logger.log_iteration(self.iteration, scalars, curve)
