@@ -10,6 +10,7 @@ import torch
 
 from canter.cli.main import main
 from canter.core.errors import CanterError
+from canter.rl.checkpoint import load_checkpoint, save_atomic
 from canter.rl.runner import OnPolicyRunner
 from canter.runs.args import cpu_physics, make_env, parse_train_args
 from canter.runs.init_from import init_policy
@@ -49,7 +50,7 @@ def test_rough_starts_from_flat_and_acts_as_flat_on_flat_inputs(tmp_path, capsys
     assert "inputs grown (policy 48 -> 235" in capsys.readouterr().out
     # the same task: every parameter copied
     same = _runner("dog-flat", tmp_path / "same")
-    assert init_policy(same, flat / "checkpoint.pt").endswith("every parameter copied")
+    assert "every parameter copied, the optimizer's state too" in init_policy(same, flat / "checkpoint.pt")
     assert torch.equal(same.algorithm.policy.state_dict()["actor.0.weight"], theirs.state_dict()["actor.0.weight"])
 
 
@@ -64,3 +65,44 @@ def test_what_cannot_be_mapped_is_one_line(tmp_path):
     with pytest.raises(CanterError, match="--init-from: not with algo ga3c"):
         main(["train", "cartpole", "--run-dir", str(tmp_path / "c"), *SMALL, "--algo", "ga3c", "--init-from", str(cartpole)])
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+def test_the_same_network_brings_its_optimizer_state_and_rate(tmp_path, capsys):
+    """Fine-tuning one network on another task: Adam's moments and step counts come with the policy,
+    and with the adaptive schedule the rate the source had settled on, so the first update continues
+    the source's optimizer instead of a fresh Adam's sign-sized steps; --init-fresh-optimizer (and a
+    grown network) start afresh."""
+    source = tmp_path / "source"
+    assert main(["train", "cartpole", "--run-dir", str(source), *SMALL, "--max-iterations", "2"]) == 0
+    payload = load_checkpoint(source / "checkpoint.pt")
+    payload["algorithm"]["learning_rate"] = torch.tensor(3.7e-4)  # a rate the config cannot give by chance
+    save_atomic(payload, tmp_path / "settled.pt")
+    saved = payload["algorithm"]["optimizer"]["state"]
+    assert saved and all(float(entry["step"]) == 2 * 5 * 4 for entry in saved.values())  # 2 iterations of cartpole's 5 x 4
+
+    runner = _runner("cartpole", tmp_path / "copy")
+    assert init_policy(runner, tmp_path / "settled.pt").endswith("the optimizer's state too, learning rate 0.00037")
+    learner = runner.algorithm
+    assert float(learner.learning_rate) == pytest.approx(3.7e-4)
+    assert all(group["lr"] is learner.learning_rate for group in learner.optimizer.param_groups)  # still shared
+    ours = learner.optimizer.state_dict()["state"]
+    assert set(ours) == set(saved)
+    for index, entry in saved.items():
+        for key in ("step", "exp_avg", "exp_avg_sq"):
+            assert torch.equal(ours[index][key], entry[key]), (index, key)
+    runner.cfg.max_iterations = 1
+    runner.learn()  # and it trains on from there: one iteration more of Adam's steps on every parameter
+    assert all(float(entry["step"]) == 2 * 5 * 4 + 5 * 4 for entry in learner.optimizer.state_dict()["state"].values())
+
+    fresh = _runner("cartpole", tmp_path / "fresh")
+    assert init_policy(fresh, tmp_path / "settled.pt", optimizer=False).endswith("every parameter copied, the optimizer fresh")
+    assert not fresh.algorithm.optimizer.state_dict()["state"]
+    assert float(fresh.algorithm.learning_rate) == pytest.approx(fresh.algorithm.cfg.learning_rate)
+
+    capsys.readouterr()
+    assert main(["train", "cartpole", "--run-dir", str(tmp_path / "cli"), *SMALL, "--max-iterations", "1",
+                 "--init-from", str(source), "--init-fresh-optimizer"]) == 0
+    assert "every parameter copied, the optimizer fresh" in capsys.readouterr().out
+    line = _one_error_line(_canter("train", "cartpole", "--run-dir", str(tmp_path / "alone"), *SMALL, "--init-fresh-optimizer"))
+    assert "--init-fresh-optimizer: only with --init-from" in line
+    assert not (tmp_path / "alone").exists()

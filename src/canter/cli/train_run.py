@@ -185,7 +185,7 @@ def run_training(the_plan: Plan) -> int:
         if args.init_from is not None and not resume_from:
             from canter.runs.init_from import init_policy
 
-            console.print(init_policy(runner, args.init_from))
+            console.print(init_policy(runner, args.init_from, optimizer=not args.init_fresh_optimizer))
         if info.is_main:
             if not resume:
                 make_run_dir(run_dir)

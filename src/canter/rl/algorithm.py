@@ -288,11 +288,19 @@ def load_learner_state(learner: Any, state: Mapping[str, Any]) -> None:
     if state["algo"] != learner.algo_name:
         raise CanterError(f"checkpoint holds a {state['algo']!r} algorithm, not {learner.algo_name!r}")
     learner.policy.load_state_dict(state["policy"])
+    load_optimizer_state(learner, state["optimizer"], state["learning_rate"])
+    learner.generator.set_state(state["generator"].cpu())  # a map_location may have moved it
+
+
+def load_optimizer_state(learner: Any, optimizer: Mapping[str, Any], learning_rate: torch.Tensor | None) -> None:
+    """Restores a saved optimizer state (Adam's moments and step counts) into `learner`, and its
+    learning rate unless `learning_rate` is None (the learner's own rate is kept); the learning rate
+    () tensor stays shared with the optimizer."""
     # capturable is this run's choice (algo.cuda_graph), not the saved run's
     capturable = [group.get("capturable", False) for group in learner.optimizer.param_groups]
-    learner.optimizer.load_state_dict(state["optimizer"])
-    learner.learning_rate.copy_(state["learning_rate"])
+    learner.optimizer.load_state_dict(optimizer)
+    if learning_rate is not None:
+        learner.learning_rate.copy_(learning_rate)
     for group, keep in zip(learner.optimizer.param_groups, capturable, strict=True):
         group["lr"] = learner.learning_rate
         group["capturable"] = keep
-    learner.generator.set_state(state["generator"].cpu())  # a map_location may have moved it

@@ -39,6 +39,7 @@ class TrainFlags:
     model: str | None = None  # a different MJCF for the task's robot
     teacher: str | None = None  # dagger: imitate this trained run's policy instead of the task's scripted expert
     init_from: str | None = None  # start from this trained run's policy (its inputs may be a prefix of this task's)
+    init_fresh_optimizer: bool = False  # with --init-from: Adam and the learning rate afresh, not the source's
     photos: str | None = None  # tasks with photo backgrounds: "train" (default), "unseen" or a folder of your photos
     quiet: bool = False  # no start-up tables
 
@@ -61,6 +62,7 @@ class TrainArgs:
     dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
     teacher: str | None = None  # dagger: a trained run whose policy labels the states (else the task's expert)
     init_from: str | None = None  # a trained run (or checkpoint file) whose policy the new one starts from
+    init_fresh_optimizer: bool = False  # with init_from: a fresh optimizer (else the source's, where the network is the same)
     env: EnvCfg | AtariEnvCfg  # a MuJoCo task's, or an Atari game's (canter.envs.atari)
     agent: RunnerCfg
 
@@ -165,6 +167,7 @@ def apply_flags(args: TrainArgs, flags: TrainFlags) -> None:
         args.teacher = flags.teacher
     if flags.init_from is not None:
         args.init_from = flags.init_from
+    args.init_fresh_optimizer = flags.init_fresh_optimizer
     from canter.envs.env_cfg import EnvCfg
 
     if isinstance(args.env, EnvCfg):
@@ -209,6 +212,8 @@ def check_train_args(args: TrainArgs, world_size: int = 1) -> None:
         if algo.algo == "ga3c":
             raise ConfigError("--init-from: not with algo ga3c (its runner starts from scratch)")
         checkpoint_path(args.init_from)  # a missing checkpoint fails here, before anything is built
+    elif args.init_fresh_optimizer:
+        raise ConfigError("--init-fresh-optimizer: only with --init-from (a new run's optimizer is always fresh)")
     if algo.cuda_graph:
         from canter.rl.cuda_graph import check_cuda_graph
 

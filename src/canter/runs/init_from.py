@@ -6,8 +6,16 @@ policy reads a wider observation group than the source's (the stairs task's heig
 the flat task's terms), the source's terms must be the first terms of the new group, with the same
 functions, parameters, scale, clip and history; their columns keep the source's weights and the new
 columns start at zero weight (normalized as identity), so the new policy acts exactly as the source
-on the source's observations until it learns to use the new ones. The optimizer and the iteration
-count start afresh.
+on the source's observations until it learns to use the new ones. The iteration count starts
+afresh.
+
+Where every parameter is copied (the same network: fine-tuning on another goal set or terrain), the
+source's optimizer state comes with it too: Adam's moment estimates and step counts, and with the
+adaptive schedule the learning rate the source's KL had settled on, as rsl_rl's `load` restores the
+optimizer. A fresh Adam's first steps move every weight by about the learning rate in the sign of
+its gradient, whatever that gradient's noise; on a trained policy that is a shake.
+`--init-fresh-optimizer` starts Adam and the rate afresh instead; a grown network always does (its
+moments do not fit the new shapes).
 """
 
 from __future__ import annotations
@@ -34,9 +42,10 @@ def checkpoint_path(source: str | Path) -> tuple[Path, Path]:
     return path, path.parent
 
 
-def init_policy(runner: Any, source: str | Path) -> str:
-    """Load the policy of `source` into `runner`'s freshly built policy (see the module doc);
-    returns a one-line summary. CanterError (one line) when the policies cannot be mapped."""
+def init_policy(runner: Any, source: str | Path, optimizer: bool = True) -> str:
+    """Load the policy of `source` into `runner`'s freshly built policy, and with `optimizer` (and
+    the same network) its optimizer state (see the module doc); returns a one-line summary.
+    CanterError (one line) when the policies cannot be mapped."""
     from canter.rl.checkpoint import load_checkpoint
 
     path, run_dir = checkpoint_path(source)
@@ -51,7 +60,9 @@ def init_policy(runner: Any, source: str | Path) -> str:
     wider = {key for key in ours if theirs[key].shape != ours[key].shape}
     if not wider:
         policy.load_state_dict(theirs)
-        return f"initialized from {path}: every parameter copied"
+        if not optimizer:
+            return f"initialized from {path}: every parameter copied, the optimizer fresh"
+        return f"initialized from {path}: every parameter copied, " + _copy_optimizer(runner.algorithm, payload["algorithm"])
     if policy.image_groups or policy.is_recurrent:
         first = sorted(wider)[0]
         raise CanterError(f"--init-from {source}: a policy with images or memory starts only from one of the same shape "
@@ -79,6 +90,21 @@ def init_policy(runner: Any, source: str | Path) -> str:
     grown = ", ".join(f"{g} {source_dims[g]} -> {policy.observation_shapes[g][0]}" for g in policy.observation_shapes
                       if source_dims.get(g) != policy.observation_shapes[g][0])
     return f"initialized from {path}: inputs grown ({grown}), the new columns at zero weight"
+
+
+def _copy_optimizer(learner: Any, saved: dict[str, Any]) -> str:
+    """Loads the source's optimizer state into `learner` (same algorithm, same parameters); with the
+    adaptive schedule its learning rate too. Returns what was copied, for the summary line."""
+    from canter.rl.algorithm import load_optimizer_state
+
+    if saved.get("algo") != learner.algo_name or "optimizer" not in saved:
+        return f"the optimizer fresh (the source trained with {saved.get('algo')!r}, this run with {learner.algo_name!r})"
+    adaptive = learner.cfg.schedule == "adaptive"
+    load_optimizer_state(learner, saved["optimizer"], saved["learning_rate"] if adaptive else None)
+    for graphed in getattr(learner, "graphs", ()):  # the optimizer's state tensors were replaced
+        graphed.invalidate()
+    rate = f", learning rate {float(learner.learning_rate):.3g}" if adaptive else ""
+    return f"the optimizer's state too{rate}"
 
 
 def _prefix_columns(env: Any, source_groups: dict[str, Any], group: str, source_dim: int | None, source: str | Path) -> int:
