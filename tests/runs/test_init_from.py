@@ -103,6 +103,9 @@ def test_the_same_network_brings_its_optimizer_state_and_rate(tmp_path, capsys):
     assert main(["train", "cartpole", "--run-dir", str(tmp_path / "cli"), *SMALL, "--max-iterations", "1",
                  "--init-from", str(source), "--init-fresh-optimizer"]) == 0
     assert "every parameter copied, the optimizer fresh" in capsys.readouterr().out
+    # a run started that way resumes from its own checkpoint (the flag is only how a new run starts)
+    assert main(["train", "--resume", str(tmp_path / "cli"), "--max-iterations", "2", "--quiet"]) == 0
+    assert "initialized from" not in capsys.readouterr().out
     line = _one_error_line(_canter("train", "cartpole", "--run-dir", str(tmp_path / "alone"), *SMALL, "--init-fresh-optimizer"))
     assert "--init-fresh-optimizer: only with --init-from" in line
     assert not (tmp_path / "alone").exists()

@@ -58,6 +58,7 @@ def test_resume_keeps_the_budget_and_applies_only_what_may_change(tmp_path):
         ((TrainFlags(seed=5), []), "--seed cannot change on resume"),
         ((TrainFlags(), ["--env.rewards.alive.weight", "3"]), "--env.rewards.alive.weight cannot change on resume"),
         ((TrainFlags(), ["--agent.algo.learning-rate", "0.002"]), "--agent.algo.learning-rate cannot change"),
+        ((TrainFlags(init_fresh_optimizer=True), []), "--init-fresh-optimizer: not on resume"),
     ]
     for (flags, overrides), message in cases:
         with pytest.raises(CanterError, match=message):

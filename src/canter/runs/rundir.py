@@ -160,6 +160,10 @@ def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], 
                 "algo": base.agent.algo.algo, "model": getattr(base.env, "model_path", None)}
     for f in dataclasses.fields(TrainFlags):
         value = getattr(flags, f.name)
+        if f.name == "init_fresh_optimizer":  # how a new run starts; a resumed one continues its own optimizer
+            if value:
+                raise CanterError("--init-fresh-optimizer: not on resume (the run continues from its own checkpoint's optimizer)")
+            continue
         if f.name in RESUMABLE_FLAGS:
             if value is not None and value != f.default:
                 setattr(new_flags, f.name, value)
