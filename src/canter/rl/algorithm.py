@@ -256,8 +256,6 @@ class OnPolicyAlgorithm:
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restores what `state_dict` saved; the learning rate stays shared with the optimizer."""
         load_learner_state(self, state)
-        for graphed in self.graphs:  # the optimizer's state tensors were replaced
-            graphed.invalidate()
 
 
 def gradient_step(loss: torch.Tensor, policy: nn.Module, optimizer: torch.optim.Optimizer,
@@ -304,3 +302,5 @@ def load_optimizer_state(learner: Any, optimizer: Mapping[str, Any], learning_ra
     for group, keep in zip(learner.optimizer.param_groups, capturable, strict=True):
         group["lr"] = learner.learning_rate
         group["capturable"] = keep
+    for graphed in getattr(learner, "graphs", ()):  # captured graphs held the replaced state tensors
+        graphed.invalidate()

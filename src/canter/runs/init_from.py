@@ -101,8 +101,6 @@ def _copy_optimizer(learner: Any, saved: dict[str, Any]) -> str:
         return f"the optimizer fresh (the source trained with {saved.get('algo')!r}, this run with {learner.algo_name!r})"
     adaptive = learner.cfg.schedule == "adaptive"
     load_optimizer_state(learner, saved["optimizer"], saved["learning_rate"] if adaptive else None)
-    for graphed in getattr(learner, "graphs", ()):  # the optimizer's state tensors were replaced
-        graphed.invalidate()
     rate = f", learning rate {float(learner.learning_rate):.3g}" if adaptive else ""
     return f"the optimizer's state too{rate}"
 
