@@ -399,9 +399,17 @@ def test_the_time_out_clock_restarts_at_every_goal():
     assert goal.episode_successes[0].item() == 1.0
 
 
+def _dr_env(task: str, num_envs: int, strength: float, step: float = 0.0) -> ManagerBasedRLEnv:
+    """A randomized hand env whose randomization curriculum starts at `strength` (and moves by `step`)."""
+    cfg = REGISTRY.get(task).env_cfg()
+    cfg.num_envs, cfg.sim.num_threads = num_envs, 1
+    cfg.curriculum["randomization"].params.update(start=strength, step=step)
+    return ManagerBasedRLEnv(cfg)
+
+
 @pytest.mark.parametrize("task", ["hand-cube-dr", "hand-cube-axis-dr"])
 def test_randomization_of_hand_cube_dr_moves_what_it_claims(task):
-    env = _env(task, num_envs=64)
+    env = _dr_env(task, num_envs=64, strength=1.0)  # the full ranges
     env.reset()
     # the axis variant keeps its goals: rotations about z only
     assert env.command_manager.term("goal").cfg.goals == ("z_axis" if task == "hand-cube-axis-dr" else "so3")
@@ -434,6 +442,108 @@ def test_randomization_of_hand_cube_dr_moves_what_it_claims(task):
     obs = env.get_observations()
     critic_mass = obs["critic"][:, -2] / 10.0
     torch.testing.assert_close(critic_mass.double(), mass, atol=1e-5, rtol=1e-5)
+
+
+def _drawn(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
+    """What the first reset's randomization drew."""
+    env.reset()
+    model = env.sim.model
+    cube_geom, cube_body = model.geom("cube_geom").id, model.body("cube").id
+    manager = env.action_manager
+    assert manager.action_bias is not None and manager.action_noise_std is not None
+    torch.testing.assert_close(env.sim.xfrc_applied[:, cube_body, :3],
+                               env.randomization_state["gravity_noise"][:, 0] * env.sim.expand("body_mass")[:, cube_body, None])
+    return {
+        "friction": env.sim.expand("geom_friction")[:, cube_geom, 0].clone(),
+        "mass": env.sim.expand("body_mass")[:, cube_body].clone(),
+        "kp": env.sim.expand("actuator_gainprm")[:, :, 0].clone(),
+        "kv": -env.sim.expand("actuator_biasprm")[:, :, 2].clone(),
+        "strength": env.sim.expand("actuator_forcerange")[:, :, 1].clone(),
+        "damping": env.sim.expand("dof_damping")[:, :16].clone(),
+        "gravity": env.randomization_state["gravity_noise"].clone(),  # dg: the force is m dg
+        "bias": manager.action_bias.clone(),
+        "noise_std": manager.action_noise_std.clone(),
+        "delay": manager.delay.clone(),
+    }
+
+
+def test_the_randomization_strength_pulls_every_draw_towards_the_nominal_model():
+    """s = 0: the nominal hand and cube; s = 0.5: halfway from the nominal value to what s = 1 draws
+    from the same seed (hand-checked per term); the delay is kept with probability s."""
+    n = 256
+    model = mujoco.MjModel.from_xml_path(str(asset_path("hand_cube.xml")))
+    zero = _drawn(_dr_env("hand-cube-dr", n, 0.0))
+    assert torch.equal(zero["friction"], torch.full((n,), float(model.geom("cube_geom").friction[0]), dtype=torch.float64))
+    assert torch.equal(zero["mass"], torch.full((n,), float(model.body("cube").mass[0]), dtype=torch.float64))
+    assert torch.equal(zero["kp"], torch.full((n, 16), 3.0, dtype=torch.float64))
+    assert torch.equal(zero["kv"], torch.from_numpy(-model.actuator_biasprm[:, 2]).expand(n, -1))
+    assert torch.equal(zero["strength"], torch.from_numpy(model.actuator_forcerange[:, 1]).expand(n, -1))
+    assert torch.equal(zero["damping"], torch.full((n, 16), 0.02, dtype=torch.float64))
+    for name in ("gravity", "bias", "noise_std", "delay"):
+        assert not zero[name].any(), name
+    full, half = _drawn(_dr_env("hand-cube-dr", n, 1.0)), _drawn(_dr_env("hand-cube-dr", n, 0.5))
+    neutral = {"friction": zero["friction"], "mass": zero["mass"], "kp": zero["kp"], "kv": zero["kv"],
+               "strength": zero["strength"], "damping": zero["damping"], "gravity": 0.0, "bias": 0.0, "noise_std": 0.0}
+    for name, value in neutral.items():
+        assert float(full[name].float().std()) > 0, name  # the full ranges draw something
+        torch.testing.assert_close(half[name], value + 0.5 * (full[name] - value), msg=name)
+    # the delay: the same draws as s = 1 (0 or 1 step, one in two), each kept with probability 0.5
+    assert bool(((half["delay"] == 0) | (half["delay"] == full["delay"])).all())
+    assert 0.4 < float(full["delay"].float().mean()) < 0.6
+    assert 0.15 < float(half["delay"].float().mean()) < 0.35
+
+
+def test_the_randomization_curriculum_moves_with_goals_reached_and_failed():
+    from canter.tasks.hand.mdp import RandomizationCurriculum
+
+    env = _dr_env("hand-cube-axis-dr", 64, 0.5, step=0.05)
+    env.reset()
+    term, params = env.curriculum_manager.terms["randomization"]
+    assert isinstance(term, RandomizationCurriculum) and env.randomization_strength is term.strength
+    assert term.strength.item() == 0.5
+    goal = _goal(env)
+    manager = env.termination_manager
+    rows = {name: manager.names.index(name) for name in manager.names}
+    manager.term_dones.zero_()
+    # of 8 ending episodes: 30 goals reached in all; 2 dropped, 1 timed out on a goal, 1 ended 50 in a row
+    goal.successes.zero_()
+    goal.successes[:8] = torch.tensor([5.0, 0.0, 3.0, 2.0, 4.0, 6.0, 7.0, 3.0])
+    goal.successes[20] = 40.0  # not ending: does not count
+    manager.term_dones[rows["cube_dropped"], [0, 1]] = True
+    manager.term_dones[rows["goal_time_out"], 2] = True
+    manager.term_dones[rows["success_streak"], 3] = True
+    manager.term_dones[rows["cube_dropped"], 20] = True
+    value = term(env, torch.arange(8), **params)
+    expected = 0.5 + 0.05 * (30 - 4 * 3) / 64
+    assert value.item() == pytest.approx(expected) and term.strength.item() == pytest.approx(expected)
+    mask = torch.zeros(64, dtype=torch.bool)
+    mask[:8] = True
+    term(env, mask, **params)  # the same as a mask (a device backend's selection)
+    assert term.strength.item() == pytest.approx(0.5 + 2 * 0.05 * 18 / 64)
+    # bounded by 0 and 1
+    term(env, torch.arange(8), **{**params, "failure_weight": 1000.0})
+    assert term.strength.item() == 0.0
+    goal.successes[:8] = 1e4
+    term(env, torch.arange(8), **params)
+    assert term.strength.item() == 1.0
+    # saved with the env and restored into the tensor the randomization terms read
+    term.strength.fill_(0.25)
+    state = env.state_dict()
+    term.strength.fill_(0.0)
+    env.load_state_dict(state)
+    assert env.randomization_strength is term.strength and term.strength.item() == 0.25
+    # scoring is on the full ranges: a built env's evaluation() sets 1 and holds it ...
+    env.evaluation()
+    assert term.strength.item() == 1.0
+    term(env, torch.arange(8), **{**params, "failure_weight": 1000.0})
+    assert term.strength.item() == 1.0
+    # ... and an evaluation config leaves the term out (no strength: the ranges as drawn), goals' curriculum kept
+    cfg = REGISTRY.get("hand-cube-axis-dr").env_cfg()
+    assert set(cfg.evaluation().curriculum) == set(cfg.curriculum) - {"randomization"}
+    from canter.core.errors import CanterError
+
+    with pytest.raises(CanterError, match=r"must be in \[0, 1\], got 1.5"):
+        _dr_env("hand-cube-dr", 2, 1.5)
 
 
 def test_eval_reports_streaks_goals_per_minute_and_drops():

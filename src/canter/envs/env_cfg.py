@@ -64,8 +64,14 @@ class EnvCfg(Validated):
 
     def evaluation(self) -> EnvCfg:
         """A copy to score a policy with: every command's `evaluation()` config (training-only aids
-        off: the hand's goal curriculum gives way to the full goal set). Everything else is kept."""
-        return dataclasses.replace(self, commands={name: term.evaluation() for name, term in self.commands.items()})
+        off: the hand's goal curriculum gives way to the full goal set), without the curriculum terms
+        marked `training_only` (a randomization curriculum: the full ranges). Everything else is kept."""
+        return dataclasses.replace(
+            self,
+            commands={name: term.evaluation() for name, term in self.commands.items()},
+            curriculum={name: term for name, term in self.curriculum.items()
+                        if not getattr(term.func, "training_only", False)},
+        )
 
     def validate(self) -> None:
         """This config's own fields; `canter.core.validate.validate_tree(cfg)` checks the nested

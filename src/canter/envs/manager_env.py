@@ -76,6 +76,9 @@ class ManagerBasedRLEnv:
         self.extras: dict[str, Any] = {"log": {}}
         # what randomization terms drew, per name: (num_envs, ...) rows (see mdp.randomization)
         self.randomization_state: dict[str, torch.Tensor] = {}
+        # the () share of every randomization range drawn, set by a curriculum term that owns it
+        # (e.g. the hand's RandomizationCurriculum); None: the full ranges (see mdp.randomization)
+        self.randomization_strength: torch.Tensor | None = None
 
         # order matters: commands and actions exist before the terms that read them are built
         self.command_manager = CommandManager(cfg.commands, self, console)
@@ -129,10 +132,11 @@ class ManagerBasedRLEnv:
 
     def evaluation(self) -> None:
         """Score from here on: every command term draws as its `cfg.evaluation()` would (training-only
-        aids off, e.g. the hand's goal curriculum gives way to the full goal set), for `canter eval`
-        and `play`; `EnvCfg.evaluation()` is the same for an env not yet built."""
+        aids off, e.g. the hand's goal curriculum gives way to the full goal set, and a randomization
+        curriculum's ranges to the full ones), for `canter eval` and `play`; `EnvCfg.evaluation()` is the same for an env not yet built."""
         for term in self.command_manager.terms.values():
             term.evaluation()
+        self.curriculum_manager.evaluation()
 
     def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         """Reset every env and return the first observations."""

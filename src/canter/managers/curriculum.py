@@ -1,6 +1,10 @@
 """Curriculum manager: terms `func(env, env_ids, **params)` run at each reset, before the envs' new
 episode starts (`reset(env_ids)`); the value a term returns (a tensor or number) is logged as
-Curriculum/<name>. Stateful terms are reset for those envs after they ran."""
+Curriculum/<name>. Stateful terms are reset for those envs after they ran.
+
+A term whose func is marked `training_only = True` (a class attribute, e.g. the hand's
+RandomizationCurriculum) eases training only: `EnvCfg.evaluation()` leaves it out, and a built env's
+`evaluation()` calls the term's own `evaluation()`, so a policy is scored on the task itself."""
 
 from __future__ import annotations
 
@@ -38,6 +42,13 @@ class CurriculumManager(TermManager):
                 self.state[name] = torch.as_tensor(value, device=self.env.device, dtype=torch.float32)
         self.reset_terms(env_ids)
         return {f"Curriculum/{name}": value for name, value in self.state.items()}
+
+    def evaluation(self) -> None:
+        """Score from here on: every term that has an `evaluation()` (a training-only aid) turns itself off."""
+        for func, _ in self.terms.values():
+            hook = getattr(func, "evaluation", None)
+            if callable(hook):
+                hook()
 
     def state_dict(self) -> dict[str, Any]:
         return {"values": {k: v.clone() for k, v in self.state.items()}, "terms": self.terms_state_dict()}

@@ -21,6 +21,14 @@ iteration) and again after a resume. `name` (a parameter of every term) is the k
 of the same kind different names. The state is part of env checkpoints (`env.state_dict()`), so a
 resumed run logs what an uninterrupted one would.
 
+Strength: when a curriculum sets `env.randomization_strength` (a () tensor s in [0, 1]; None, the
+default, leaves every draw as it is), each term pulls what it drew towards its neutral value:
+neutral + s x (drawn - neutral), so s = 0 is the nominal model and s = 1 the full ranges (friction
+towards the nominal friction, added mass and offsets towards 0, scales towards 1, noise and gravity
+noise times s; an action delay is kept with probability s). Dactyl's automatic domain randomization
+widens its ranges as the policy copes; `canter.tasks.hand.mdp.RandomizationCurriculum` is such a
+curriculum. Visual randomization (mdp.visual) and observation noise are not scaled.
+
 Sensor noise is not here: it is the observation manager's per-term `noise` (see managers.observation).
 """
 
@@ -77,6 +85,15 @@ def _sample(env: ManagerBasedRLEnv, shape: tuple[int, ...], bounds: tuple[float,
     """U(bounds) of `shape`, drawn in float32 from the env's generator, in the simulator's dtype."""
     u = torch.rand(shape, generator=env.generator, device=env.device)
     return (bounds[0] + (bounds[1] - bounds[0]) * u).to(env.sim.dtype)
+
+
+def _toward_neutral(env: ManagerBasedRLEnv, values: torch.Tensor, neutral: torch.Tensor | float) -> torch.Tensor:
+    """`values` pulled towards `neutral` by the env's randomization strength s (a curriculum's; see the
+    module docstring): neutral + s x (values - neutral); `values` unchanged when no strength is set."""
+    strength = getattr(env, "randomization_strength", None)
+    if strength is None:
+        return values
+    return neutral + strength.to(values.dtype) * (values - neutral)
 
 
 def _check_range(term: str, param: str, bounds: tuple[float, float], minimum: float | None = None) -> None:
@@ -140,9 +157,11 @@ def randomize_friction(
     """
     _require_kind("randomize_friction", "geoms", geoms, "geom")
     _check_range("randomize_friction", "friction_range", friction_range, minimum=0.0)
+    nominal = _nominal(env, "geom_friction", geoms.ids)[:, 0]
     value = _sample(env, (selection.rows(env_ids), 1), friction_range).expand(-1, geoms.count)
+    value = _toward_neutral(env, value, nominal)
     selection.put(env.sim.expand("geom_friction"), env_ids, value, geoms.ids, 0)
-    _record(env, name, env_ids, value, _nominal(env, "geom_friction", geoms.ids)[:, 0])
+    _record(env, name, env_ids, value, nominal)
 
 
 def randomize_added_mass(
@@ -161,7 +180,7 @@ def randomize_added_mass(
     """
     _require_kind("randomize_added_mass", "bodies", bodies, "body")
     _check_range("randomize_added_mass", "mass_range", mass_range)
-    added = _sample(env, (selection.rows(env_ids), bodies.count), mass_range)
+    added = _toward_neutral(env, _sample(env, (selection.rows(env_ids), bodies.count), mass_range), 0.0)
     mass_field = env.sim.expand("body_mass")
     inertia_field = env.sim.expand("body_inertia")
     old_mass = selection.take(mass_field, env_ids, bodies.ids)
@@ -186,7 +205,7 @@ def randomize_com_offset(
     the centre of mass moves, the mass and principal inertia stay. Logged: (num_envs, bodies, 3) m."""
     _require_kind("randomize_com_offset", "bodies", bodies, "body")
     _check_range("randomize_com_offset", "offset_range", offset_range)
-    offset = _sample(env, (selection.rows(env_ids), bodies.count, 3), offset_range)
+    offset = _toward_neutral(env, _sample(env, (selection.rows(env_ids), bodies.count, 3), offset_range), 0.0)
     ipos = _nominal(env, "body_ipos", bodies.ids) + offset
     selection.put(env.sim.expand("body_ipos"), env_ids, ipos, bodies.ids)
     env.sim.set_const(env_ids)
@@ -206,7 +225,7 @@ def randomize_inertia_scale(
     first. Logged: (num_envs, bodies) scales."""
     _require_kind("randomize_inertia_scale", "bodies", bodies, "body")
     _check_range("randomize_inertia_scale", "scale_range", scale_range, minimum=1e-6)
-    scale = _sample(env, (selection.rows(env_ids), bodies.count), scale_range)
+    scale = _toward_neutral(env, _sample(env, (selection.rows(env_ids), bodies.count), scale_range), 1.0)
     nominal_mass = _nominal(env, "body_mass", bodies.ids)
     mass_ratio = torch.where(
         nominal_mass > 0,
@@ -261,8 +280,8 @@ def randomize_pd_gains(
     _check_range(term, "kd_scale_range", kd_scale_range, minimum=0.0)
     _position_actuators(env, term, actuators)
     shape = (selection.rows(env_ids), actuators.count)
-    kp_scale = _sample(env, shape, kp_scale_range)
-    kd_scale = _sample(env, shape, kd_scale_range)
+    kp_scale = _toward_neutral(env, _sample(env, shape, kp_scale_range), 1.0)
+    kd_scale = _toward_neutral(env, _sample(env, shape, kd_scale_range), 1.0)
     kp = _nominal(env, "actuator_gainprm", actuators.ids)[:, 0] * kp_scale
     bias = _nominal(env, "actuator_biasprm", actuators.ids)
     selection.put(env.sim.expand("actuator_gainprm"), env_ids, kp, actuators.ids, 0)
@@ -309,7 +328,7 @@ def randomize_motor_strength(
         return motor_cols, servo_cols
 
     motor_cols, servo_cols = _model_fact(env, ("motor_strength", tuple(actuators.names)), classify)
-    scale = _sample(env, (selection.rows(env_ids), actuators.count), scale_range)
+    scale = _toward_neutral(env, _sample(env, (selection.rows(env_ids), actuators.count), scale_range), 1.0)
     # which columns are motors, on the device (a tensor of the host lists would be a copy per call)
     is_motor = env.scene.model_field("actuator_biastype")[actuators.ids] == int(mujoco.mjtBias.mjBIAS_NONE)
     for field, cols, use in (("actuator_gear", motor_cols, is_motor), ("actuator_forcerange", servo_cols, ~is_motor)):
@@ -343,7 +362,12 @@ def randomize_action_delay(
             f"{term}: delay_range high {high} exceeds the action history ({max_delay} steps); "
             "set max_delay_steps on the action term(s)"
         )
-    delay = torch.randint(low, high + 1, (selection.rows(env_ids),), generator=env.generator, device=env.device)
+    n = selection.rows(env_ids)
+    delay = torch.randint(low, high + 1, (n,), generator=env.generator, device=env.device)
+    strength = getattr(env, "randomization_strength", None)
+    if strength is not None:  # a curriculum's strength s: each env keeps its delay with probability s
+        kept = torch.rand(n, generator=env.generator, device=env.device) < strength
+        delay = torch.where(kept, delay, torch.zeros_like(delay))
     selection.put(env.action_manager.delay, env_ids, delay)
     _record(env, name, env_ids, delay, torch.zeros((), dtype=torch.long, device=env.device))
 
@@ -368,8 +392,8 @@ def randomize_action_noise(
         manager.action_bias = torch.zeros_like(manager.action)
         manager.action_noise_std = torch.zeros(env.num_envs, 1, device=env.device)
     n = selection.rows(env_ids)
-    bias = _sample(env, (n, manager.action_dim), bias_range).float()
-    std = _sample(env, (n, 1), noise_std_range).float()
+    bias = _toward_neutral(env, _sample(env, (n, manager.action_dim), bias_range).float(), 0.0)
+    std = _toward_neutral(env, _sample(env, (n, 1), noise_std_range).float(), 0.0)
     selection.put(manager.action_bias, env_ids, bias)
     selection.put(manager.action_noise_std, env_ids, std)
     zero = torch.zeros((), device=env.device)
@@ -389,7 +413,7 @@ def randomize_joint_damping(
     term = "randomize_joint_damping"
     _require_kind(term, "joints", joints, "joint")
     _check_range(term, "scale_range", scale_range, minimum=0.0)
-    scale = _sample(env, (selection.rows(env_ids), joints.count), scale_range)
+    scale = _toward_neutral(env, _sample(env, (selection.rows(env_ids), joints.count), scale_range), 1.0)
     damping = _nominal(env, "dof_damping", joints.dof_adr) * scale
     selection.put(env.sim.expand("dof_damping"), env_ids, damping, joints.dof_adr)
     _record(env, name, env_ids, scale, torch.ones((), device=env.device))
@@ -412,6 +436,7 @@ def randomize_gravity_force(
         raise ConfigError(f"{term}: std must be >= 0, got {std}")
     n = selection.rows(env_ids)
     dg = (torch.randn(n, bodies.count, 3, generator=env.generator, device=env.device) * std).to(env.sim.dtype)
+    dg = _toward_neutral(env, dg, 0.0)
     mass = selection.take(env.sim.expand("body_mass"), env_ids, bodies.ids) if env.sim.is_expanded("body_mass") else (
         _nominal(env, "body_mass", bodies.ids).expand(n, -1))
     force = dg * mass[..., None]

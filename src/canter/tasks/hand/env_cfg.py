@@ -186,4 +186,7 @@ def _randomized(cfg: EnvCfg) -> EnvCfg:
     }
     for name, (func, params) in reset.items():
         cfg.events[name] = EventTermCfg(func=func, mode="reset", params=params)
+    cfg.curriculum["randomization"] = CurriculumTermCfg(
+        func=hand.RandomizationCurriculum,
+        params={**GOAL, "failures": ("cube_dropped", "goal_time_out"), "start": 0.0, "step": 0.05, "failure_weight": 4.0})
     return cfg

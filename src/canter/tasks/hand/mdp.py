@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Literal
 import torch
 
 from canter.core import selection
+from canter.core.errors import ConfigError
 from canter.core.math import (
     quat_conjugate,
     quat_from_yaw,
@@ -29,6 +30,7 @@ from canter.core.math import (
 )
 from canter.core.validate import fail, require_choice, require_positive
 from canter.managers.command import CommandTerm, CommandTermCfg
+from canter.managers.term import ManagerTerm, TermCfg
 
 if TYPE_CHECKING:
     from canter.envs.manager_env import ManagerBasedRLEnv
@@ -374,6 +376,16 @@ def goal_success_curriculum(env: ManagerBasedRLEnv, env_ids: torch.Tensor, comma
     policy improves, where `goal_range_curriculum` waits for episodes that end. No host read. Returns
     the range."""
     term = _goal(env, command_name)
+    failed = _failed_episodes(env, env_ids, failures)
+    change = step * (term.take_reached_count() - failure_weight * failed.sum()) / env.num_envs
+    start = term.cfg.goal_range_start if term.cfg.goal_range_start is not None else math.pi
+    term.goal_range.copy_((term.goal_range + change).clamp(start, math.pi))
+    return term.goal_range.clone()
+
+
+def _failed_episodes(env: ManagerBasedRLEnv, env_ids: torch.Tensor, failures: tuple[str, ...]) -> torch.Tensor:
+    """(rows of env_ids) bool: the episode ended by one of the termination terms `failures` (for a
+    mask: num_envs rows, False outside it)."""
     manager = env.termination_manager
     unknown = [name for name in failures if name not in manager.names]
     if unknown:
@@ -382,12 +394,55 @@ def goal_success_curriculum(env: ManagerBasedRLEnv, env_ids: torch.Tensor, comma
     for name in failures:  # row by row: an int index is a view, a list would be copied to the device
         ended |= manager.term_dones[manager.names.index(name)]
     failed = selection.take(ended, env_ids)
-    if selection.is_mask(env_ids):
-        failed = failed & env_ids
-    change = step * (term.take_reached_count() - failure_weight * failed.sum()) / env.num_envs
-    start = term.cfg.goal_range_start if term.cfg.goal_range_start is not None else math.pi
-    term.goal_range.copy_((term.goal_range + change).clamp(start, math.pi))
-    return term.goal_range.clone()
+    return failed & env_ids if selection.is_mask(env_ids) else failed
+
+
+class RandomizationCurriculum(ManagerTerm):
+    """Domain randomization that widens as the policy copes (Dactyl's automatic domain randomization,
+    with one strength for all ranges): it owns `env.randomization_strength`, s in [0, 1], by which
+    every randomization term pulls its draws towards the nominal model (see canter.mdp.randomization:
+    s = 0 nominal physics, s = 1 the full ranges). s starts at `start` and moves when episodes end,
+    by the share of goals reached, as `goal_success_curriculum` moves the goals: up by `step` for
+    every num_envs goals reached in the ended episodes, down by `failure_weight` x `step` for every
+    num_envs of them that failed (ended by a termination term in `failures`), so it grows while more
+    than failure_weight / (failure_weight + 1) of the goals are reached. No host read.
+
+    Training only (`training_only`): `EnvCfg.evaluation()` drops the term and a built env's
+    `evaluation()` sets s to 1, so `canter eval` and time-to-target score on the full ranges.
+    `--env.curriculum.randomization.params.start 1 --env.curriculum.randomization.params.step 0`
+    randomizes at the full ranges throughout. Returns s (logged as Curriculum/randomization)."""
+
+    training_only = True
+
+    def __init__(self, cfg: TermCfg, env: ManagerBasedRLEnv):
+        super().__init__(cfg, env)
+        start = float(cfg.params.get("start", 0.0))
+        if not 0.0 <= start <= 1.0:
+            raise ConfigError(f"RandomizationCurriculum: start (the randomization strength) must be in [0, 1], got {start}")
+        self.strength = torch.tensor(start, device=env.device)
+        self.frozen = False
+        env.randomization_strength = self.strength
+
+    def __call__(self, env: ManagerBasedRLEnv, env_ids: torch.Tensor, command_name: str,  # type: ignore[override]
+                 failures: tuple[str, ...], start: float = 0.0, step: float = 0.05,
+                 failure_weight: float = 4.0) -> torch.Tensor:
+        if self.frozen:
+            return self.strength.clone()
+        reached = selection.take(_goal(env, command_name).successes, env_ids)  # the ending episodes' goals
+        if selection.is_mask(env_ids):
+            reached = reached * env_ids
+        failed = _failed_episodes(env, env_ids, failures)
+        change = step * (reached.sum() - failure_weight * failed.sum()) / env.num_envs
+        self.strength.copy_((self.strength + change).clamp(0.0, 1.0))
+        return self.strength.clone()
+
+    def evaluation(self) -> None:
+        """The full ranges from here on (scoring a policy)."""
+        self.frozen = True
+        self.strength.fill_(1.0)
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"strength": self.strength.clone()}
 
 
 # --- events -------------------------------------------------------------------------------------
