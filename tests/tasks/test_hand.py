@@ -407,12 +407,13 @@ def _dr_env(task: str, num_envs: int, strength: float, step: float = 0.0) -> Man
     return ManagerBasedRLEnv(cfg)
 
 
-@pytest.mark.parametrize("task", ["hand-cube-dr", "hand-cube-axis-dr"])
+@pytest.mark.parametrize("task", ["hand-cube-dr", "hand-cube-axis-dr", "hand-cube-tilt-dr"])
 def test_randomization_of_hand_cube_dr_moves_what_it_claims(task):
     env = _dr_env(task, num_envs=64, strength=1.0)  # the full ranges
     env.reset()
     # the axis variant keeps its goals: rotations about z only
     assert env.command_manager.term("goal").cfg.goals == ("z_axis" if task == "hand-cube-axis-dr" else "so3")
+    assert env.command_manager.term("goal").cfg.goal_range_kind == ("tilt" if task == "hand-cube-tilt-dr" else "turn")
     model = env.sim.model
     cube_geom, cube_body = model.geom("cube_geom").id, model.body("cube").id
     friction = env.sim.expand("geom_friction")[:, cube_geom, 0]

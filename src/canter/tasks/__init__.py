@@ -28,6 +28,7 @@ from canter.tasks.hand.env_cfg import (
     hand_cube_axis_env_cfg,
     hand_cube_dr_env_cfg,
     hand_cube_env_cfg,
+    hand_cube_tilt_dr_env_cfg,
     hand_cube_tilt_env_cfg,
 )
 from canter.tasks.hand.mdp import hand_episode_metrics, hand_metrics
@@ -176,6 +177,15 @@ REGISTRY = Registry(
             description="hand-cube with a curriculum of tilts off the face the cube rests on, following the share of "
             "goals reached (start from a hand-cube-axis policy with --init-from).",
             env_cfg=hand_cube_tilt_env_cfg,
+            agent_cfg=hand_agent_cfg,
+            metrics=hand_metrics,
+            episode_metrics=hand_episode_metrics,
+        ),
+        TaskSpec(
+            name="hand-cube-tilt-dr",
+            description="hand-cube-tilt with hand-cube-dr's domain randomization (start from a hand-cube-axis-dr "
+            "policy with --init-from).",
+            env_cfg=hand_cube_tilt_dr_env_cfg,
             agent_cfg=hand_agent_cfg,
             metrics=hand_metrics,
             episode_metrics=hand_episode_metrics,

@@ -170,8 +170,20 @@ def hand_cube_axis_dr_env_cfg() -> EnvCfg:
     return _randomized(hand_cube_axis_env_cfg())
 
 
+def hand_cube_tilt_dr_env_cfg() -> EnvCfg:
+    """hand-cube-tilt with hand-cube-dr's randomization: the full goal set's route (tilts from a
+    single-axis policy, `--init-from` a hand-cube-axis-dr run) on randomized physics."""
+    return _randomized(hand_cube_tilt_env_cfg())
+
+
 def _randomized(cfg: EnvCfg) -> EnvCfg:
-    """`cfg` with hand-cube-dr's randomization (see hand_cube_dr_env_cfg)."""
+    """`cfg` with hand-cube-dr's randomization (see hand_cube_dr_env_cfg), widened by a curriculum in
+    training: the strength s by which every range is drawn (0 the nominal model, 1 the full ranges;
+    canter.mdp.randomization) starts at 0 and moves with the share of goals reached, +0.05 per
+    num_envs goals reached and -4 x 0.05 per num_envs episodes ended by a drop or 20 s without a goal
+    (hand.RandomizationCurriculum); scores always use the full ranges.
+    `--env.curriculum.randomization.params.start 1 --env.curriculum.randomization.params.step 0`
+    randomizes at the full ranges from the start."""
     cfg.observations["policy"] = _policy_obs(noise=True)
     cfg.actions["joint_pos"].max_delay_steps = 1
     reset = {
