@@ -7,4 +7,4 @@ canter bench time-to-target hand-cube-axis-dr --metric consecutive_successes_mea
 for r in A/run B/run src30/run; do for t in hand-cube-axis hand-cube-axis-dr; do
   canter eval $r --task $t --episodes 256 --num-envs 256 --json
 done; done
-python compare.py
+python docs/bench/hand/axis_dr/compare.py docs/bench/hand/dr_curriculum
