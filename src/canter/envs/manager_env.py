@@ -133,7 +133,8 @@ class ManagerBasedRLEnv:
     def evaluation(self) -> None:
         """Score from here on: every command term draws as its `cfg.evaluation()` would (training-only
         aids off, e.g. the hand's goal curriculum gives way to the full goal set, and a randomization
-        curriculum's ranges to the full ones), for `canter eval` and `play`; `EnvCfg.evaluation()` is the same for an env not yet built."""
+        curriculum's ranges to the full ones), for `canter eval` and `play`; `EnvCfg.evaluation()` is
+        the same for an env not yet built."""
         for term in self.command_manager.terms.values():
             term.evaluation()
         self.curriculum_manager.evaluation()

@@ -87,10 +87,15 @@ def _sample(env: ManagerBasedRLEnv, shape: tuple[int, ...], bounds: tuple[float,
     return (bounds[0] + (bounds[1] - bounds[0]) * u).to(env.sim.dtype)
 
 
+def _strength(env: ManagerBasedRLEnv) -> torch.Tensor | None:
+    """The env's randomization strength s, a () tensor a curriculum owns (see the module docstring), or None."""
+    return getattr(env, "randomization_strength", None)
+
+
 def _toward_neutral(env: ManagerBasedRLEnv, values: torch.Tensor, neutral: torch.Tensor | float) -> torch.Tensor:
-    """`values` pulled towards `neutral` by the env's randomization strength s (a curriculum's; see the
-    module docstring): neutral + s x (values - neutral); `values` unchanged when no strength is set."""
-    strength = getattr(env, "randomization_strength", None)
+    """`values` pulled towards `neutral` by the env's randomization strength s: neutral + s x (values -
+    neutral); `values` unchanged when no strength is set."""
+    strength = _strength(env)
     if strength is None:
         return values
     return neutral + strength.to(values.dtype) * (values - neutral)
@@ -364,7 +369,7 @@ def randomize_action_delay(
         )
     n = selection.rows(env_ids)
     delay = torch.randint(low, high + 1, (n,), generator=env.generator, device=env.device)
-    strength = getattr(env, "randomization_strength", None)
+    strength = _strength(env)
     if strength is not None:  # a curriculum's strength s: each env keeps its delay with probability s
         kept = torch.rand(n, generator=env.generator, device=env.device) < strength
         delay = torch.where(kept, delay, torch.zeros_like(delay))
