@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from canter.bench.env import _RawOnEnvStates
+from canter.bench.env import RawOnEnvStates
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.sim.cpu import CpuSimulator
 from canter.tasks import REGISTRY
@@ -29,7 +29,7 @@ def test_raw_on_env_states_replays_the_env_physics_and_hands_the_env_back():
 
     sim = env.sim
     assert isinstance(sim, CpuSimulator)
-    replay = _RawOnEnvStates(env, sim, action, env.cfg.decimation, count=3, every=2)
+    replay = RawOnEnvStates(env, sim, action, env.cfg.decimation, count=3, every=2)
     assert len(replay.states) == 3  # env steps 0, 2 and 4 of 6
     for _ in range(6):
         twin.step(action(twin_gen))

@@ -61,7 +61,7 @@ class EnvBenchCfg:
     cuda_graph: bool = False  # EnvCfg.cuda_graph
 
 
-def _time_loop(step, steps: int, device: torch.device | None = None) -> float:
+def time_loop(step, steps: int, device: torch.device | None = None) -> float:
     """Wall time of `steps` calls of step(); on CUDA the queued work is waited for at both ends."""
     cuda = device is not None and device.type == "cuda"
     if cuda:
@@ -119,7 +119,7 @@ RECORDED_STATES = 16
 RECORD_EVERY = 3
 
 
-class _RawOnEnvStates:
+class RawOnEnvStates:
     """Raw Batch.step(nstep=decimation) of the env's own batch from integration states recorded in
     the env's step (cpu backend): each step copies the next recorded state into the rows and steps.
     `step` leaves the env's batch on a recorded state; `restore()` puts the env's state back."""
@@ -264,26 +264,26 @@ def run_env_bench(cfg: EnvBenchCfg, progress=None) -> EnvBenchResult:
 
         # warm-up; then size each repetition to about cfg.seconds
         warm = max(3, 2000 // cfg.num_envs)
-        raw_per_step = _time_loop(raw_step, warm, device) / warm
-        env_per_step = _time_loop(env_step, warm, device) / warm
+        raw_per_step = time_loop(raw_step, warm, device) / warm
+        env_per_step = time_loop(env_step, warm, device) / warm
         raw_steps = max(3, int(cfg.seconds / raw_per_step))
         env_steps = max(3, int(cfg.seconds / env_per_step))
         sim = env.sim
-        replay = _RawOnEnvStates(env, sim, random_action, decimation) if isinstance(sim, CpuSimulator) else None
+        replay = RawOnEnvStates(env, sim, random_action, decimation) if isinstance(sim, CpuSimulator) else None
         if replay is not None:
             replay.save()
-            replay_per_step = _time_loop(replay.step, warm, device) / warm
+            replay_per_step = time_loop(replay.step, warm, device) / warm
             replay.restore()
             replay_steps = max(3, int(cfg.seconds / replay_per_step))
         raw_fps, env_fps, shares, replay_fps = [], [], [], []
         for rep in range(cfg.repeats):
-            raw_fps.append(cfg.num_envs * raw_steps / _time_loop(raw_step, raw_steps, device))
+            raw_fps.append(cfg.num_envs * raw_steps / time_loop(raw_step, raw_steps, device))
             if replay is not None:
                 replay.save()
-                replay_fps.append(cfg.num_envs * replay_steps / _time_loop(replay.step, replay_steps, device))
+                replay_fps.append(cfg.num_envs * replay_steps / time_loop(replay.step, replay_steps, device))
                 replay.restore()
             physics_s[0] = 0.0
-            env_s = _time_loop(env_step, env_steps, device)
+            env_s = time_loop(env_step, env_steps, device)
             env_fps.append(cfg.num_envs * env_steps / env_s)
             shares.append(physics_s[0] / env_s)
             if progress is not None:

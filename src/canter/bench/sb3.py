@@ -6,6 +6,13 @@ package for this benchmark only), same control step (5 x 0.01 s) and the same re
 step, is subtracted back out of its side). Each side trains for the same wall time; then its final
 policy is evaluated deterministically on fresh episodes. Reported: raw mujoco.batch.Batch FPS on
 the model, each side's training frames/s, and each side's return.
+
+Raw Batch with random controls steps ants that tumble and then lie still; a trained ant walks, with
+more contacts, and costs MuJoCo more. So after Canter's training the raw ceiling is measured again,
+both ways, in alternating repetitions: random controls on a fresh Batch, and Canter's own Batch
+replaying integration states recorded while the trained policy acted (canter.bench.env's
+RawOnEnvStates): raw's cost on the states the training ended on. Canter/raw is reported against
+each. `sb3=False` runs Canter's side alone (the ratios only).
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ def gymnasium_ant_xml() -> Path:
     return path
 
 
-def raw_batch_fps(model_path: Path, num_envs: int, seconds: float = 3.0, repeats: int = 3) -> float:
+def _random_control_step(model_path: Path, num_envs: int):
+    """One raw step of a fresh Batch of the model: random controls, 5 substeps (Ant-v5's frame skip)."""
     import mujoco
     from mujoco.batch import Batch
 
@@ -49,15 +57,43 @@ def raw_batch_fps(model_path: Path, num_envs: int, seconds: float = 3.0, repeats
     ctrl = batch.bind("ctrl")
     rng = np.random.default_rng(0)
     low, high = model.actuator_ctrlrange[:, 0], model.actuator_ctrlrange[:, 1]
-    values = []
+
+    def step() -> None:
+        ctrl[:] = rng.uniform(low, high, ctrl.shape)
+        batch.step(nstep=5)
+
+    return step
+
+
+def _steps_per_s(step, num_envs: int, seconds: float) -> float:
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        step()
+        steps += 1
+    return num_envs * steps / (time.perf_counter() - start)
+
+
+def raw_batch_fps(model_path: Path, num_envs: int, seconds: float = 3.0, repeats: int = 3) -> float:
+    step = _random_control_step(model_path, num_envs)
+    return statistics.median(_steps_per_s(step, num_envs, seconds) for _ in range(repeats))
+
+
+def raw_fps_at_the_end(env, policy, model_path: Path, seconds: float = 3.0, repeats: int = 3) -> dict[str, float]:
+    """The raw ceiling after training, median steps/s of alternating repetitions: random controls on
+    a fresh Batch, and the env's own Batch replaying states recorded while `policy` acted."""
+    from canter.bench.env import RawOnEnvStates
+
+    num_envs = env.num_envs
+    with torch.no_grad():
+        replay = RawOnEnvStates(env, env.sim, lambda: policy.act_inference(env.obs_buf), env.cfg.decimation)
+    random_step = _random_control_step(model_path, num_envs)
+    random_fps, states_fps = [], []
     for _ in range(repeats):
-        steps, start = 0, time.perf_counter()
-        while time.perf_counter() - start < seconds:
-            ctrl[:] = rng.uniform(low, high, ctrl.shape)
-            batch.step(nstep=5)
-            steps += 1
-        values.append(num_envs * steps / (time.perf_counter() - start))
-    return statistics.median(values)
+        random_fps.append(_steps_per_s(random_step, num_envs, seconds))
+        replay.save()
+        states_fps.append(_steps_per_s(replay.step, num_envs, seconds))
+        replay.restore()
+    return {"random_controls": statistics.median(random_fps), "policy_states": statistics.median(states_fps)}
 
 
 def train_canter(
@@ -80,9 +116,10 @@ def train_canter(
             totals.append(stats["total_fps"])
             curve.append((time.perf_counter() - start, stats["mean_return"]))
         wall = time.perf_counter() - start
-        eval_env = make_env(args, num_envs=eval_episodes)
         policy = runner.algorithm.policy
         runner.algorithm.eval_mode()
+        raw_end = raw_fps_at_the_end(env, policy, model_path)
+        eval_env = make_env(args, num_envs=eval_episodes)
         obs, _ = eval_env.reset()
         returns = torch.zeros(eval_episodes)
         finished = torch.zeros(eval_episodes, dtype=torch.bool)
@@ -99,6 +136,8 @@ def train_canter(
         "eval_mean_return": float(returns.mean()),
         "eval_std_return": float(returns.std()),
         "curve": curve,
+        "raw_end_random_controls_steps_per_s": raw_end["random_controls"],
+        "raw_end_policy_states_steps_per_s": raw_end["policy_states"],
     }
 
 
@@ -161,11 +200,14 @@ class Sb3CompareResult:
 
     minutes: float
     model_path: str
-    raw_batch_steps_per_s: float
+    raw_batch_steps_per_s: float  # random controls, before training
     canter: dict[str, Any]
-    sb3: dict[str, Any]
-    speedup_frames: float
+    sb3: dict[str, Any] | None  # None: Canter's side alone
+    speedup_frames: float | None
     canter_fraction_of_raw: float
+    # against the raw ceiling measured after training: random controls, and the trained ant's states
+    canter_fraction_of_raw_end_random: float
+    canter_fraction_of_raw_policy_states: float
     machine: dict[str, Any]
 
     def to_json(self) -> dict[str, Any]:
@@ -173,7 +215,8 @@ class Sb3CompareResult:
 
 
 def run_sb3_compare(
-    minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print
+    minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print,
+    sb3: bool = True,
 ) -> Sb3CompareResult:
     model_path = gymnasium_ant_xml()
     seconds = 60.0 * minutes
@@ -181,11 +224,16 @@ def run_sb3_compare(
     raw = raw_batch_fps(model_path, canter_envs)
     log(f"Canter PPO (ant-classic on {model_path.name}, {canter_envs} envs) for {seconds:.0f} s ...")
     canter = train_canter(model_path, seconds, canter_envs, seed, eval_episodes)
-    log(f"Stable-Baselines3 PPO (Gymnasium Ant-v5, {sb3_envs} envs, defaults) for {seconds:.0f} s ...")
-    sb3 = train_sb3(seconds, sb3_envs, seed, eval_episodes)
-    return Sb3CompareResult(minutes=minutes, model_path=str(model_path), raw_batch_steps_per_s=raw, canter=canter, sb3=sb3,
-                            speedup_frames=canter["frames_per_s"] / sb3["frames_per_s"],
-                            canter_fraction_of_raw=canter["frames_per_s"] / raw, machine=machine_info())
+    other = None
+    if sb3:
+        log(f"Stable-Baselines3 PPO (Gymnasium Ant-v5, {sb3_envs} envs, defaults) for {seconds:.0f} s ...")
+        other = train_sb3(seconds, sb3_envs, seed, eval_episodes)
+    fps = canter["frames_per_s"]
+    return Sb3CompareResult(
+        minutes=minutes, model_path=str(model_path), raw_batch_steps_per_s=raw, canter=canter, sb3=other,
+        speedup_frames=None if other is None else fps / other["frames_per_s"], canter_fraction_of_raw=fps / raw,
+        canter_fraction_of_raw_end_random=fps / canter["raw_end_random_controls_steps_per_s"],
+        canter_fraction_of_raw_policy_states=fps / canter["raw_end_policy_states_steps_per_s"], machine=machine_info())
 
 
 def plot_compare(result: dict[str, Any], path: Path) -> None:
@@ -196,6 +244,8 @@ def plot_compare(result: dict[str, Any], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7, 4))
     for name, label in (("canter", "Canter PPO (1 process)"), ("sb3", "SB3 PPO + Gymnasium")):
+        if result[name] is None:
+            continue
         curve = result[name]["curve"]
         if curve:
             ax.plot([c[0] for c in curve], [c[1] for c in curve], label=label)
