@@ -7,8 +7,9 @@ step, is subtracted back out of its side). Each side trains for the same wall ti
 policy is evaluated deterministically on fresh episodes. Reported: raw mujoco.batch.Batch FPS on
 the model, each side's training frames/s, and each side's return.
 
-Raw Batch with random controls steps ants that tumble and then lie still; a trained ant walks, with
-more contacts, and costs MuJoCo more. So after Canter's training the raw ceiling is measured again,
+Raw Batch with random controls steps ants that tumble and then lie still; a trained ant walks, and
+its contacts cost MuJoCo a different amount (on a Zen 5 EPYC, 6 % less: BENCHMARKS.md section 5). And a
+VM's speed drifts over a long run. So after Canter's training the raw ceiling is measured again,
 both ways, in alternating repetitions: random controls on a fresh Batch, and Canter's own Batch
 replaying integration states recorded while the trained policy acted (canter.bench.env's
 RawOnEnvStates): raw's cost on the states the training ended on. Canter/raw is reported against
