@@ -98,9 +98,10 @@ def raw_fps_at_the_end(env, policy, model_path: Path, seconds: float = 3.0, repe
 
 
 def train_canter(
-    model_path: Path, seconds: float, num_envs: int, seed: int, eval_episodes: int
+    model_path: Path, seconds: float, num_envs: int, seed: int, eval_episodes: int, train_argv: list[str] | None = None
 ) -> dict[str, Any]:
-    argv = ["--model", str(model_path), "--num-envs", str(num_envs), "--seed", str(seed), "--quiet"]
+    """Canter's side; train_argv: more `canter train` overrides (e.g. --agent.algo.autocast bf16)."""
+    argv = ["--model", str(model_path), "--num-envs", str(num_envs), "--seed", str(seed), "--quiet", *(train_argv or [])]
     args = parse_train_args("ant-classic", argv)
     args.agent.max_iterations = 10**9
     env = make_env(args)
@@ -217,14 +218,14 @@ class Sb3CompareResult:
 
 def run_sb3_compare(
     minutes: float, canter_envs: int, sb3_envs: int, seed: int, eval_episodes: int, log: Any = print,
-    sb3: bool = True,
+    sb3: bool = True, train_argv: list[str] | None = None,
 ) -> Sb3CompareResult:
     model_path = gymnasium_ant_xml()
     seconds = 60.0 * minutes
     log(f"raw mujoco.batch.Batch on {model_path.name}, {canter_envs} envs ...")
     raw = raw_batch_fps(model_path, canter_envs)
     log(f"Canter PPO (ant-classic on {model_path.name}, {canter_envs} envs) for {seconds:.0f} s ...")
-    canter = train_canter(model_path, seconds, canter_envs, seed, eval_episodes)
+    canter = train_canter(model_path, seconds, canter_envs, seed, eval_episodes, train_argv)
     other = None
     if sb3:
         log(f"Stable-Baselines3 PPO (Gymnasium Ant-v5, {sb3_envs} envs, defaults) for {seconds:.0f} s ...")

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 
 @dataclass(kw_only=True)
 class Sb3Args:
-    """Canter vs Gymnasium Ant-v5 + Stable-Baselines3 PPO at equal wall time (needs the [bench] extras)."""
+    """Canter vs Gymnasium Ant-v5 + Stable-Baselines3 PPO at equal wall time (needs the [bench] extras).
+    Further `canter train` options (e.g. --agent.algo.autocast bf16) go to Canter's side."""
+
+    PASS_THROUGH: ClassVar[str] = "train"
 
     minutes: float = 3.0  # training wall time of each side
     canter_envs: int = 256  # the ant-classic task's default
@@ -21,10 +25,11 @@ class Sb3Args:
     json: bool = False
 
     def run(self, rest: list[str]) -> int:
-        return sb3_main(self)
+        return sb3_main(self, rest)
 
 
-def sb3_main(args: Sb3Args) -> int:
+def sb3_main(args: Sb3Args, train_argv: list[str] | None = None) -> int:
+    """train_argv: `canter train` overrides for Canter's side (e.g. --agent.algo.autocast bf16)."""
     from rich.console import Console
     from rich.table import Table
 
@@ -32,7 +37,8 @@ def sb3_main(args: Sb3Args) -> int:
 
     console = Console(stderr=True)
     result = run_sb3_compare(args.minutes, args.canter_envs, args.sb3_envs, args.seed, args.eval_episodes,
-                             log=lambda m: console.print(f"[dim]{m}[/dim]"), sb3=args.sb3).to_json()
+                             log=lambda m: console.print(f"[dim]{m}[/dim]"), sb3=args.sb3,
+                             train_argv=train_argv).to_json()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"sb3_{args.minutes:g}min"
