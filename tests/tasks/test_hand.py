@@ -14,7 +14,9 @@ import torch
 
 from canter.core.math import quat_conjugate, quat_from_yaw, quat_mul, random_quat, rotation_distance
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.sim.model import asset_path
+from canter.sim.config import SimCfg
+from canter.sim.cpu import CpuSimulator
+from canter.sim.model import asset_path, load_model
 from canter.tasks import REGISTRY
 from canter.tasks.hand.mdp import CUBE_QPOS, CubeGoalCommand
 
@@ -567,9 +569,6 @@ def test_eval_reports_streaks_goals_per_minute_and_drops():
 def _finger_cube_states(model: mujoco.MjModel, n: int) -> dict[str, torch.Tensor]:
     """float32 states of n envs with the fingers closed on the cube, which rests on the palm
     (MuJoCo C, 60 substeps from the home pose with noisy curl targets, then fresh targets)."""
-    from canter.sim.config import SimCfg
-    from canter.sim.cpu import CpuSimulator
-
     generator = torch.Generator().manual_seed(4)
     source = CpuSimulator(model, n, SimCfg(num_threads=1), torch.device("cpu"))
     source.qpos.copy_(torch.as_tensor(model.key("home").qpos))
@@ -588,9 +587,7 @@ def _finger_cube_states(model: mujoco.MjModel, n: int) -> dict[str, torch.Tensor
 def _cpu_and_warp(model: mujoco.MjModel, state: dict[str, torch.Tensor]):
     """Both backends on `model`, loaded with `state` and forwarded; their contact and constraint
     counts (field views taken before the forward, which fills the views it knows)."""
-    from canter.sim.config import SimCfg
-    from canter.sim.cpu import CpuSimulator
-    from canter.sim.warp import WarpSimulator
+    from canter.sim.warp import WarpSimulator  # needs warp: the tests skip without it
 
     n, device = state["qpos"].shape[0], torch.device("cpu")
     cpu = CpuSimulator(model, n, SimCfg(num_threads=1), device)
@@ -615,8 +612,6 @@ def test_cube_finger_contact_step_on_warp_matches_the_cpu_backend():
     the float32 solver's own spread; with the palm in, qvel parts by 0.01-0.03)."""
     pytest.importorskip("warp")
     pytest.importorskip("mujoco_warp")
-    from canter.sim.model import load_model
-
     n = 8
     state = _finger_cube_states(load_model(asset_path("hand_cube.xml")), n)
     model = load_model(asset_path("hand_cube.xml"))
@@ -644,8 +639,6 @@ def test_palm_cube_box_box_contact_normal_differs_between_the_engines():
     agree within 5.5e-4, the previous test)."""
     pytest.importorskip("warp")
     pytest.importorskip("mujoco_warp")
-    from canter.sim.model import load_model
-
     n = 8
     model = load_model(asset_path("hand_cube.xml"))
     state = _finger_cube_states(model, n)
