@@ -13,6 +13,7 @@ The runner drives one iteration as:
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -61,6 +62,10 @@ def maybe_compile(function: F, cfg: AlgoCfg) -> F:
         return function
     mode = None if cfg.compile_mode == "default" or cfg.compile_backend != "inductor" else cfg.compile_mode
     return torch.compile(function, backend=cfg.compile_backend, mode=mode)  # type: ignore[return-value]
+
+
+# the acting copy's generator seed is the learner's initial seed plus this (RunnerCfg.overlap)
+ACTOR_SEED_OFFSET = 0x0C011EC7
 
 
 class OnPolicyAlgorithm:
@@ -131,6 +136,38 @@ class OnPolicyAlgorithm:
         graphed = GraphedFunction(function, name=f"algo.cuda_graph: {name}", device=self.device, **kwargs)
         self.graphs.append(graphed)
         return graphed
+
+    # --- overlapped collection (RunnerCfg.overlap) ---------------------------------------------------
+
+    def acting_copy(self) -> OnPolicyAlgorithm:
+        """A second instance that collects the next rollout while this one learns: its own copy of the
+        policy, its own rollout storage and its own generator (seeded from this one's initial seed
+        + ACTOR_SEED_OFFSET); it shares the config and never learns (canter.rl.runner, overlap)."""
+        actor = copy.copy(self)
+        actor.policy = copy.deepcopy(self.policy)
+        actor.storage = copy.deepcopy(self.storage)
+        actor.generator = torch.Generator(self.device)
+        actor.generator.manual_seed((self.generator.initial_seed() + ACTOR_SEED_OFFSET) % 2**63)
+        actor._policy_step = maybe_compile(actor._act_and_evaluate, self.cfg)
+        actor._act = actor._normalize_act_and_evaluate
+        actor.graphs = []
+        return actor
+
+    @torch.no_grad()
+    def hand_over(self, actor: OnPolicyAlgorithm) -> None:
+        """The actor's collected rollout becomes this learner's (the storages swap) with the observation
+        statistics the actor updated while collecting; this learner's parameters go to the actor."""
+        self.storage, actor.storage = actor.storage, self.storage
+        for mine, theirs in zip(self.policy.buffers(), actor.policy.buffers(), strict=True):
+            mine.copy_(theirs)
+        for mine, theirs in zip(self.policy.parameters(), actor.policy.parameters(), strict=True):
+            theirs.copy_(mine)
+
+    @torch.no_grad()
+    def copy_policy_to(self, actor: OnPolicyAlgorithm) -> None:
+        """The actor's policy made equal to this learner's: parameters and normalizer statistics."""
+        for mine, theirs in zip(self.policy.state_dict().values(), actor.policy.state_dict().values(), strict=True):
+            theirs.copy_(mine)
 
     # --- rollout ------------------------------------------------------------------------------------
 

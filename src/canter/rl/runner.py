@@ -27,6 +27,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from typing import Any
 import torch
 
 from canter.core.device import torch_threads
-from canter.core.errors import CanterError
+from canter.core.errors import CanterError, ConfigError
 from canter.core.heap import retain_freed_memory
 from canter.core.profiling import section
 from canter.core.validate import Validated, require_at_least, require_positive
@@ -66,6 +67,12 @@ class RunnerCfg(Validated):
         training (scripts/dagger_curve.py) or going back to an earlier policy.
     rollout_threads: torch threads while collecting (0: one thread when the physics runs on the
         CPU's thread pool, else all cores). learn_threads: torch threads while learning (0: all).
+    overlap: collect iteration k+1 while learning from iteration k's rollout, on a second thread
+        (PPO with a feed-forward policy, one process, CPU device). The acting policy lags the learner
+        by one update; PPO's ratio to the stored log-probabilities corrects it (tests/rl/test_overlap.py).
+        The first iteration (and the first after loading a checkpoint saved without overlap) collects
+        twice. A checkpoint holds the collected rollout that has not been learnt from yet, so resuming
+        stays bitwise identical. Off by default: BENCHMARKS.md §14 measures it.
     """
 
     policy: PolicyCfg = field(default_factory=PolicyCfg)
@@ -76,6 +83,7 @@ class RunnerCfg(Validated):
     keep_snapshots: bool = False
     rollout_threads: int = 0
     learn_threads: int = 0
+    overlap: bool = False
 
     config_name = "agent"
 
@@ -124,6 +132,30 @@ class OnPolicyRunner:
         cores = distributed.cores_per_process()
         self.rollout_threads = cfg.rollout_threads or (1 if cpu_physics else cores)
         self.learn_threads = cfg.learn_threads or cores
+        self.env_steps = 0.0  # env steps collected, all ranks, whole run
+        # overlap: the acting copy, whether the learner holds a rollout it has not learnt from, the thread
+        self._actor: OnPolicyAlgorithm | None = self._make_actor() if cfg.overlap else None
+        self._pending = False
+        self._learn_thread: ThreadPoolExecutor | None = None
+
+    def _make_actor(self) -> OnPolicyAlgorithm:
+        """The acting copy of an overlapped run (cfg.overlap); ConfigError where overlap cannot run."""
+        algorithm = self.algorithm
+        why = None
+        if not isinstance(algorithm, OnPolicyAlgorithm) or algorithm.algo_name != "ppo":
+            why = f"it needs PPO, whose ratio corrects the one-update lag (algo is {self.cfg.algo.algo!r})"
+        elif algorithm.policy.is_recurrent:
+            why = "it needs a feed-forward policy (a recurrent memory belongs to one acting policy)"
+        elif algorithm.device.type != "cpu":
+            why = (f"it runs on the CPU only ({algorithm.device} queues collection and learning on one "
+                   "device; the learner's CUDA graphs are the lever there)")
+        elif self.dist.world_size > 1:
+            why = "it runs in one process (the learner's gradient all-reduce would race the collection's)"
+        elif self.cfg.algo.cuda_graph:
+            why = "it does not combine with algo.cuda_graph"
+        if why is not None:
+            raise ConfigError(f"agent.overlap: {why}")
+        return algorithm.acting_copy()
 
     # --- checkpoints --------------------------------------------------------------------------
     def digest(self) -> str:
@@ -149,6 +181,9 @@ class OnPolicyRunner:
             "hidden_states": policy.hidden_states(self.env.num_envs) if policy.is_recurrent else None,
             "num_envs": self.env.num_envs,
             "digest": self.digest(),
+            # overlap: the acting copy's generator and the collected rollout not learnt from yet
+            "actor_generator": self._actor.generator.get_state() if self._actor is not None else None,
+            "pending_rollout": self.algorithm.storage.state_dict() if self._pending else None,
         })
 
     def save(self, path: Path | None = None) -> Path | None:
@@ -175,6 +210,7 @@ class OnPolicyRunner:
             "env": parts[0]["env"],
             "history": self.history,
             "nonfinite_resets_total": self.nonfinite_resets_total,
+            "env_steps": self.env_steps,
             "world_size": len(parts),
             "ranks": parts,
         }
@@ -224,6 +260,18 @@ class OnPolicyRunner:
         self.wall_time_s = float(shared["wall_time_s"])
         self.history = list(shared["history"])
         self.nonfinite_resets_total = float(shared["nonfinite_resets_total"])
+        rollout = self.env.num_envs * self.cfg.algo.num_steps_per_env * world_size
+        self.env_steps = float(shared.get("env_steps", self.iteration * rollout))
+        self._pending = False
+        if self._actor is not None:
+            # a rollout collected but not learnt from when the run was saved is learnt from next; a
+            # checkpoint without one (saved without overlap) starts with a collection of its own
+            if part.get("actor_generator") is not None:
+                self._actor.generator.set_state(part["actor_generator"].cpu())
+            if part.get("pending_rollout") is not None:
+                self.algorithm.storage.load_state_dict(part["pending_rollout"])
+                self._pending = True
+            self.algorithm.copy_policy_to(self._actor)
 
     # --- training -----------------------------------------------------------------------------
     def annealed_learning_rate(self, iterations: int, wall_time_s: float) -> float:
@@ -324,58 +372,36 @@ class OnPolicyRunner:
             raise CanterError("algo ga3c trains on its own asynchronous runner: canter train TASK --algo ga3c "
                               "(or canter bench ga3c TASK)")
         env, algorithm = self.env, self.algorithm
-        device = env.device
         num_steps = algorithm.cfg.num_steps_per_env
-        return_sum = torch.zeros((), device=device)
-        length_sum = torch.zeros((), device=device)
-        episodes = torch.zeros((), device=device)
-        nonfinite = torch.zeros((), device=device)
-        logs = _LogSums(device)
-        clock = PhaseClock(device, ("inference", "step"))
+        sums = _RolloutSums(env.device)
         start = time.perf_counter()
-        with torch_threads(self.rollout_threads), torch.no_grad():
-            for _ in range(num_steps):
-                clock.start()
-                with section("inference"):
-                    actions = algorithm.act(obs)
-                clock.lap("inference")
-                obs, rewards, terminated, truncated, extras = env.step(actions)
-                clock.lap("step")
-                with section("storage"):
-                    algorithm.process_env_step(rewards, terminated, truncated, extras)
-                # episodes for the statistics: an env may end them apart from the learner's terminals
-                # (Atari's episodic life: a lost life is terminal, the game is the episode)
-                done = extras.get("episode_end", terminated | truncated).float()
-                return_sum += torch.sum(extras["episode_return"] * done)
-                length_sum += torch.sum(extras["episode_length"] * done)
-                episodes += done.sum()
-                if "nonfinite_resets" in extras:
-                    nonfinite += extras["nonfinite_resets"]
-                logs.add(extras.get("log", {}))
-            with section("gae"):
-                algorithm.compute_returns(obs)
-        phase_times = clock.totals()  # on CUDA: one synchronization, after the rollout
+        if self._actor is None:
+            obs = self._collect(obs, algorithm, sums)
+            collect_time = time.perf_counter() - start
+            with torch_threads(self.learn_threads), section("update"):
+                losses = algorithm.update()
+        else:
+            obs, collect_time, losses = self._overlapped(obs, self._actor, sums)
+        phase_times = sums.clock.totals()  # on CUDA: one synchronization, after the rollout
         inference_time, step_time = phase_times["inference"], phase_times["step"]
-        collect_time = time.perf_counter() - start
-        with torch_threads(self.learn_threads), section("update"):
-            losses = algorithm.update()
         iteration_time = time.perf_counter() - start
-        transitions = env.num_envs * num_steps
+        transitions = env.num_envs * num_steps * sums.rollouts
         stop = should_stop is not None and should_stop()
         rates = [transitions / step_time, transitions / (step_time + inference_time), transitions / iteration_time]
         wall_time = self.wall_time_s + iteration_time
-        stats = _reduce_statistics(torch.stack([return_sum, length_sum, episodes, nonfinite]), rates, stop,
+        stats = _reduce_statistics(sums.stacked(), rates, stop,
                                    self._signal, wall_time / self.dist.world_size)
         if algorithm.cfg.schedule == "linear":
             # the next update's rate, from the budget spent (ranks agree: the wall time is their mean)
             algorithm.learning_rate.fill_(self.annealed_learning_rate(self.iteration + 1, stats["wall_time_s"]))
         self.nonfinite_resets_total += stats["nonfinite_resets"]
+        self.env_steps += transitions * self.dist.world_size
         stats["nonfinite_resets_total"] = self.nonfinite_resets_total
         stats.update(iteration_time_s=iteration_time, collect_time_s=collect_time, learn_time_s=iteration_time - collect_time)
         scalars = {f"Train/{k}": v for k, v in stats.items() if k.startswith(("mean_", "episodes", "nonfinite_"))}
         scalars.update({f"Perf/{k}": v for k, v in stats.items() if k.endswith(("fps", "_s"))})
         # the losses and the log sums: one device-to-host copy for the iteration's statistics
-        log_sums, log_counts = logs.totals()
+        log_sums, log_counts = sums.logs.totals()
         counts = {f"Count/{k}": v for k, v in log_counts.items()}
         host = _to_host({**{f"Loss/{k}": v for k, v in losses.items()}, **log_sums, **counts})
         losses = {k: host[f"Loss/{k}"] for k in losses}
@@ -384,7 +410,7 @@ class OnPolicyRunner:
         curve = {
             "iteration": float(self.iteration),
             "wall_time_s": wall_time,
-            "env_steps": float((self.iteration + 1) * transitions * self.dist.world_size),
+            "env_steps": self.env_steps,
             "mean_return": stats["mean_return"],
             "mean_episode_length": stats["mean_episode_length"],
             "step_fps": stats["step_fps"],
@@ -408,6 +434,82 @@ class OnPolicyRunner:
                                         take() if take else {})
         return obs, {**stats, **losses}
 
+
+    def _collect(self, obs: dict[str, torch.Tensor], algorithm: OnPolicyAlgorithm | Dagger,
+                 sums: _RolloutSums) -> dict[str, torch.Tensor]:
+        """One rollout of num_steps_per_env steps into `algorithm`'s storage, with its returns (GAE);
+        the episode statistics go to `sums`. Returns the next observations."""
+        env, clock = self.env, sums.clock
+        with torch_threads(self.rollout_threads), torch.no_grad():
+            for _ in range(algorithm.cfg.num_steps_per_env):
+                clock.start()
+                with section("inference"):
+                    actions = algorithm.act(obs)
+                clock.lap("inference")
+                obs, rewards, terminated, truncated, extras = env.step(actions)
+                clock.lap("step")
+                with section("storage"):
+                    algorithm.process_env_step(rewards, terminated, truncated, extras)
+                sums.add(terminated, truncated, extras)
+            with section("gae"):
+                algorithm.compute_returns(obs)
+        sums.rollouts += 1
+        return obs
+
+    def _overlapped(self, obs: dict[str, torch.Tensor], actor: OnPolicyAlgorithm,
+                    sums: _RolloutSums) -> tuple[dict[str, torch.Tensor], float, dict[str, torch.Tensor]]:
+        """An overlapped iteration (cfg.overlap): the learner learns from the rollout it holds on a
+        second thread while `actor`, one update behind, collects the next; then the new rollout goes
+        to the learner and the learner's parameters to the actor. Returns the next observations, the
+        collection's seconds and the update's losses. The update's "update" phase is the wait for it
+        after the collection: the part the collection did not hide."""
+        learner = self.algorithm
+        start = time.perf_counter()
+        if not self._pending:  # nothing to learn from yet: collect with the learner's policy first
+            learner.copy_policy_to(actor)
+            obs = self._collect(obs, actor, sums)
+            learner.hand_over(actor)
+            self._pending = True
+        if self._learn_thread is None:
+            self._learn_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="canter-learner")
+        learning = self._learn_thread.submit(self._update_on_thread)
+        try:
+            obs = self._collect(obs, actor, sums)
+        finally:
+            collect_time = time.perf_counter() - start
+            with section("update"):
+                losses = learning.result()
+        learner.hand_over(actor)
+        return obs, collect_time, losses
+
+    def _update_on_thread(self) -> dict[str, torch.Tensor]:
+        with torch_threads(self.learn_threads):  # this thread's own OpenMP team
+            return self.algorithm.update()
+
+
+class _RolloutSums:
+    """An iteration's episode statistics and phase clock, summed over the rollouts it collects."""
+
+    def __init__(self, device: torch.device):
+        zero = torch.zeros((), device=device)
+        self.return_sum, self.length_sum, self.episodes, self.nonfinite = (zero.clone() for _ in range(4))
+        self.logs = _LogSums(device)
+        self.clock = PhaseClock(device, ("inference", "step"))
+        self.rollouts = 0
+
+    def add(self, terminated: torch.Tensor, truncated: torch.Tensor, extras: dict[str, Any]) -> None:
+        # episodes for the statistics: an env may end them apart from the learner's terminals
+        # (Atari's episodic life: a lost life is terminal, the game is the episode)
+        done = extras.get("episode_end", terminated | truncated).float()
+        self.return_sum += torch.sum(extras["episode_return"] * done)
+        self.length_sum += torch.sum(extras["episode_length"] * done)
+        self.episodes += done.sum()
+        if "nonfinite_resets" in extras:
+            self.nonfinite += extras["nonfinite_resets"]
+        self.logs.add(extras.get("log", {}))
+
+    def stacked(self) -> torch.Tensor:
+        return torch.stack([self.return_sum, self.length_sum, self.episodes, self.nonfinite])
 
 class _LogSums:
     """The env's per-step log scalars summed over an iteration, each with the count of steps where it
@@ -545,4 +647,7 @@ def _read_checkpoint(path: Path, world_size: int, map_location: Any) -> tuple[di
     if saved != world_size:
         raise CanterError(f"{path} was written by {saved} process(es), this run has {world_size}: "
                           f"resume it with --nproc {saved}")
-    return {key: payload[key] for key in keys}, payload["ranks"]
+    shared = {key: payload[key] for key in keys}
+    if "env_steps" in payload:  # (older checkpoints: iteration x rollout)
+        shared["env_steps"] = payload["env_steps"]
+    return shared, payload["ranks"]

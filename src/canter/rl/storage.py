@@ -42,6 +42,11 @@ class MiniBatch(NamedTuple):
     critic_state: HiddenState | None = None
 
 
+# the per-transition tensors of a rollout besides the observations (RolloutStorage.state_dict)
+_ROLLOUT_FIELDS = ("actions", "log_probs", "action_mean", "action_std", "values", "rewards", "terminated",
+                   "truncated", "returns", "advantages")
+
+
 class RolloutStorage:
     """One rollout of num_transitions_per_env steps of num_envs envs.
 
@@ -91,6 +96,22 @@ class RolloutStorage:
         self.initial_actor_state: HiddenState | None = None
         self.initial_critic_state: HiddenState | None = None
         self.step = 0
+
+    def state_dict(self) -> dict[str, object]:
+        """The stored rollout (references to the live tensors) and the step count, for a checkpoint
+        of an overlapped run whose next update has not run yet."""
+        return {"step": self.step, "observations": dict(self.observations),
+                **{name: getattr(self, name) for name in _ROLLOUT_FIELDS}}
+
+    def load_state_dict(self, state: Mapping[str, object]) -> None:
+        """Copies a `state_dict` of a storage of the same shapes into this one."""
+        saved_obs = state["observations"]
+        assert isinstance(saved_obs, Mapping)
+        for group, tensor in self.observations.items():
+            tensor.copy_(saved_obs[group])
+        for name in _ROLLOUT_FIELDS:
+            getattr(self, name).copy_(state[name])  # type: ignore[arg-type]
+        self.step = int(state["step"])  # type: ignore[call-overload]
 
     # --- writing --------------------------------------------------------------------------------------
 
