@@ -434,7 +434,6 @@ class OnPolicyRunner:
                                         take() if take else {})
         return obs, {**stats, **losses}
 
-
     def _collect(self, obs: dict[str, torch.Tensor], algorithm: OnPolicyAlgorithm | Dagger,
                  sums: _RolloutSums) -> dict[str, torch.Tensor]:
         """One rollout of num_steps_per_env steps into `algorithm`'s storage, with its returns (GAE);
