@@ -8,8 +8,10 @@ import torch
 from canter.cli.main import entrypoint
 from canter.cli.train_cmd import train_main
 from canter.core.errors import ConfigError
+from canter.rl.algorithm import DECOUPLED_WEIGHT_MAX
 from canter.rl.checkpoint import load_checkpoint
 from canter.rl.losses import clipped_surrogate_loss, policy_gradient_loss
+from canter.rl.runner import _RolloutSums
 from tests.rl.test_runner import SMALL, _cartpole_runner, _flatten, _same
 
 OVERLAP = ["--agent.overlap"]
@@ -64,6 +66,65 @@ def test_with_no_lag_both_losses_agree():
     on_policy, corrected, uncorrected = _expected_gradients(behaviour.log(), behaviour, advantages)
     assert torch.allclose(corrected, on_policy, atol=1e-12)
     assert torch.allclose(uncorrected, on_policy, atol=1e-12)
+
+
+def test_the_decoupled_objective_keeps_the_trust_region_around_the_learner():
+    """Hilton et al.'s decoupled objective as the learner folds it in (decouple_from_behaviour): the
+    ratio is taken to the proximal policy π_prox (the learner's before its update) and the advantage
+    is weighted by w = π_prox/μ. Here π_prox has already left μ's clip range on the best arm (the
+    previous update), and π is one small step beyond π_prox. PPO's surrogate measured from μ clips that
+    arm (no gradient for it) and is biased; the decoupled one gives the exact on-policy gradient."""
+    behaviour = torch.tensor([0.5, 0.25, 0.25], dtype=torch.float64)
+    advantages = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
+    proximal = torch.softmax(behaviour.log() + torch.tensor([-0.1, -0.2, 0.3], dtype=torch.float64), -1)
+    assert proximal[2] / behaviour[2] > 1.2  # outside μ's clip range (ε = 0.2) on the third arm
+    logits = proximal.log() + torch.tensor([0.02, -0.03, 0.04], dtype=torch.float64)
+    assert torch.all((torch.softmax(logits, -1) / proximal - 1).abs() < 0.2)  # inside π_prox's
+    weight = proximal / behaviour
+    assert weight.max() < DECOUPLED_WEIGHT_MAX  # not truncated
+    on_policy, from_behaviour, _ = _expected_gradients(logits, behaviour, advantages)
+    counts = (behaviour * 8).round().long()
+    actions = torch.repeat_interleave(torch.arange(3), counts)
+    theta = logits.clone().requires_grad_(True)
+    log_prob = torch.log_softmax(theta, -1)
+    clipped_surrogate_loss(log_prob[actions], proximal.log()[actions], (weight * advantages)[actions],
+                           clip_param=0.2).backward()
+    assert theta.grad is not None
+    assert torch.allclose(theta.grad, on_policy, atol=1e-12)
+    assert (from_behaviour - on_policy).abs().max() > 0.5  # 0.82 here: the clip around μ cut the best arm
+
+
+def test_decoupling_weights_the_advantages_and_anchors_the_ratio_and_kl_at_the_learner(tmp_path):
+    runner = _cartpole_runner(tmp_path / "run", max_iterations=1)
+    learner = runner.algorithm
+    obs = runner.env.reset()[0]
+    learner.train_mode()
+    runner._collect(obs, learner, _RolloutSums(runner.env.device))
+    storage = learner.storage
+    behaviour = storage.log_probs.clone()
+    advantages = storage.advantages.clone()
+    # with no lag, decoupling changes nothing
+    learner.decouple_from_behaviour()
+    assert torch.allclose(storage.log_probs, behaviour, atol=1e-6)
+    assert torch.allclose(storage.advantages, advantages, atol=1e-5)
+    # one step later the learner's own policy is the proximal one
+    with torch.no_grad():
+        for param in learner.policy.parameters():
+            param.add_(0.05 * torch.randn(param.shape, generator=torch.Generator().manual_seed(3)))
+        flat = {group: o.flatten(0, 1) for group, o in storage.observations.items()}
+        mean, std = learner.policy.action_distribution(flat)
+        proximal = learner.policy.log_prob(storage.actions.flatten(0, 1), mean, std).view_as(behaviour)
+    storage.log_probs.copy_(behaviour)
+    learner.decouple_from_behaviour()
+    weight = torch.exp(proximal - behaviour).clamp(max=DECOUPLED_WEIGHT_MAX)
+    assert (weight - 1).abs().max() > 0.05
+    assert torch.allclose(storage.log_probs, proximal, atol=1e-6)
+    assert torch.allclose(storage.advantages, advantages * weight, atol=1e-5)
+    assert torch.allclose(storage.action_mean.flatten(0, 1), mean, atol=1e-6)
+    # the adaptive schedule's KL at the first minibatch is zero: it measures this update only
+    batch = next(learner._mini_batches(1, 1))
+    new_mean, new_std, _ = learner._forward(batch)
+    assert learner.policy.kl(batch.old_mean, batch.old_std, new_mean, new_std).abs().max() < 1e-6
 
 
 def test_the_learner_learns_from_the_rollout_its_previous_policy_collected(tmp_path):

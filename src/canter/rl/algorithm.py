@@ -66,6 +66,8 @@ def maybe_compile(function: F, cfg: AlgoCfg) -> F:
 
 # the acting copy's generator seed is the learner's initial seed plus this (RunnerCfg.overlap)
 ACTOR_SEED_OFFSET = 0x0C011EC7
+# the truncation of the decoupled objective's sampling weight π_prox/μ (decouple_from_behaviour)
+DECOUPLED_WEIGHT_MAX = 2.0
 
 
 class OnPolicyAlgorithm:
@@ -125,6 +127,8 @@ class OnPolicyAlgorithm:
         self._policy_step = maybe_compile(self._act_and_evaluate, cfg)
         self._act = self._normalize_act_and_evaluate
         self.graphs: list[GraphedFunction] = []
+        # under overlap (set by the runner): PPO's decoupled objective, decouple_from_behaviour
+        self.decoupled = False
         if cfg.cuda_graph:
             self._learn = self._graphed(self._learn_step, "the learner's minibatch step")
             self._gae = self._graphed(compute_gae, "GAE")
@@ -162,6 +166,34 @@ class OnPolicyAlgorithm:
             mine.copy_(theirs)
         for mine, theirs in zip(self.policy.parameters(), actor.policy.parameters(), strict=True):
             theirs.copy_(mine)
+
+    @torch.no_grad()
+    def decouple_from_behaviour(self) -> None:
+        """Makes this learner's own policy, before its update, the proximal policy of PPO's objective
+        for the stored rollout (overlap: the rollout was collected by the policy one update behind).
+
+        With the behaviour policy μ that collected the rollout and the proximal policy π_prox (this
+        learner's, now), the decoupled objective of Hilton et al. (2021, "Batch size-invariance for
+        policy optimization") is E_μ[w · min(r·A, clip(r, 1±ε)·A)] with r = π/π_prox and
+        w = π_prox/μ (no gradient): the ratio's trust region sits around the policy being updated and
+        w corrects the sampling. Since w > 0 it folds into the advantages, so the stored log-probs
+        become π_prox's, the advantages w·A, and the stored means and stds (which serve only the
+        adaptive schedule's KL) π_prox's. Measured from μ, the clip would pull the learner back
+        towards the policy it has already left, and the KL would count the previous update too;
+        both stalled learning (BENCHMARKS.md §14). w is truncated at DECOUPLED_WEIGHT_MAX."""
+        storage = self.storage
+        rows = storage.action_mean.shape[:2]
+        observations = {group: buffer.flatten(0, 1) for group, buffer in storage.observations.items()}
+        with torch.autocast(self.device.type, dtype=torch.bfloat16,
+                            enabled=bf16_autocast(self.cfg.autocast, self.device)):
+            mean, std = self.policy.action_distribution(observations)
+        mean, std = mean.float().unflatten(0, rows), std.float().unflatten(0, rows)
+        proximal_log_prob = self.policy.log_prob(storage.actions, mean, std)
+        weight = torch.exp(proximal_log_prob - storage.log_probs).clamp(max=DECOUPLED_WEIGHT_MAX)
+        storage.advantages.mul_(weight)
+        storage.log_probs.copy_(proximal_log_prob)
+        storage.action_mean.copy_(mean)
+        storage.action_std.copy_(std)
 
     @torch.no_grad()
     def copy_policy_to(self, actor: OnPolicyAlgorithm) -> None:

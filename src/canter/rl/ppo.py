@@ -45,6 +45,8 @@ class PPO(OnPolicyAlgorithm):
         cfg = self.cfg
         names = (*STAT_NAMES, "symmetry_loss") if cfg.symmetry in ("loss", "both") else STAT_NAMES
         totals = {name: torch.zeros((), device=self.device) for name in names}
+        if self.decoupled:  # overlap: the rollout comes from the policy one update behind
+            self.decouple_from_behaviour()
         for batch in self._mini_batches(cfg.num_mini_batches, cfg.num_learning_epochs):
             for name, value in self._learn(batch).items():
                 totals[name] += value

@@ -155,6 +155,7 @@ class OnPolicyRunner:
             why = "it does not combine with algo.cuda_graph"
         if why is not None:
             raise ConfigError(f"agent.overlap: {why}")
+        algorithm.decoupled = True  # PPO's trust region around the learner, not the lagged actor
         return algorithm.acting_copy()
 
     # --- checkpoints --------------------------------------------------------------------------
