@@ -146,10 +146,11 @@ def _storage(obj: object, path: str = "env", out: dict | None = None, seen: set 
     return out
 
 
-def _warp_env(task: str, num_envs: int = 8):
+def _warp_env(task: str, num_envs: int = 8, *flags: str):
     from canter.runs.args import make_env, parse_train_args
 
-    args = parse_train_args(task, ["--backend", "warp", "--num-envs", str(num_envs), "--quiet", *EXTRA_FLAGS.get(task, [])])
+    args = parse_train_args(task, ["--backend", "warp", "--num-envs", str(num_envs), "--quiet", *EXTRA_FLAGS.get(task, []),
+                                   *flags])
     return args, make_env(args)
 
 
@@ -179,7 +180,8 @@ def _sites(guard: HostSyncGuard) -> set[str]:
 def test_env_step_and_ppo_iteration_on_warp_keep_only_the_listed_host_syncs(task):
     from canter.rl.runner import OnPolicyRunner
 
-    args, env = _warp_env(task)
+    # short iterations (Warp's CPU device runs its kernels on one core): the code paths are the same
+    args, env = _warp_env(task, 8, "--agent.algo.num-steps-per-env", "4", "--agent.algo.num-learning-epochs", "1")
     obs = env.reset()[0]
     with tempfile.TemporaryDirectory() as tmp:
         expert = None
