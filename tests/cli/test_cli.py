@@ -10,6 +10,8 @@ import pytest
 
 from canter.cli.main import main
 
+from .test_train import _in_process
+
 
 def _run(*args: str) -> subprocess.CompletedProcess:
     code = "from canter.cli.main import entrypoint; entrypoint()"
@@ -73,8 +75,8 @@ def test_bench_env_json_has_the_documented_keys(capsys):
         (("frobnicate",), "unknown command"),
     ],
 )
-def test_bad_input_is_one_line_and_nonzero(args, message):
-    result = _run(*args)
+def test_bad_input_is_one_line_and_nonzero(args, message, capfd):
+    result = _in_process(capfd, *args)  # the console script's entry point; the broken MJCF below runs as a process
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("canter: error:")]

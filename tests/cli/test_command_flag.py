@@ -17,7 +17,7 @@ from canter.runs.args import apply_command
 from canter.runs.load import load_run
 from canter.tasks.dog.env_cfg import dog_rough_env_cfg
 
-from .test_train import SMALL, _canter, _one_error_line
+from .test_train import SMALL, _in_process, _one_error_line
 
 
 def test_apply_command_holds_one_velocity_and_drops_the_command_curriculum():
@@ -31,10 +31,10 @@ def test_apply_command_holds_one_velocity_and_drops_the_command_curriculum():
         apply_command(dog_rough_env_cfg(), (float("nan"), 0.0, 0.0))
 
 
-def test_play_and_eval_hold_the_command_through_resets(tmp_path, capsys):
+def test_play_and_eval_hold_the_command_through_resets(tmp_path, capfd):
     run = tmp_path / "dog"
     assert main(["train", "dog-flat", "--run-dir", str(run), *SMALL, "--max-iterations", "1"]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     _, _, runner = load_run(run, num_envs=4, velocity=(0.6, 0.0, -0.3))
     env = runner.env
     obs, _ = env.reset()
@@ -49,12 +49,12 @@ def test_play_and_eval_hold_the_command_through_resets(tmp_path, capsys):
             assert torch.equal(env.command_manager.get_command("base_velocity").cpu(), wanted)
     assert ended[:2].all()  # resets happened in between
     assert main(["eval", str(run), "--episodes", "2", "--num-envs", "2", "--command", "0.6", "0", "-0.3", "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(capfd.readouterr().out)
     assert result["command"] == [0.6, 0.0, -0.3] and result["episodes"] == 2
     assert main(["play", str(run), "--num-envs", "2", "--steps", "3", "--command", "0.5", "0", "0"]) == 0
     cartpole = tmp_path / "cartpole"
     assert main(["train", "cartpole", "--run-dir", str(cartpole), *SMALL, "--max-iterations", "1"]) == 0
-    line = _one_error_line(_canter("eval", str(cartpole), "--num-envs", "2", "--command", "1", "0", "0"))
+    line = _one_error_line(_in_process(capfd, "eval", str(cartpole), "--num-envs", "2", "--command", "1", "0", "0"))
     assert "--command: this task has no velocity command" in line
-    line = _one_error_line(_canter("play", str(run), "--num-envs", "2", "--command", "nan", "0", "0"))
+    line = _one_error_line(_in_process(capfd, "play", str(run), "--num-envs", "2", "--command", "nan", "0", "0"))
     assert "velocity: need three finite numbers" in line

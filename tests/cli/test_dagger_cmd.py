@@ -13,7 +13,7 @@ from canter.cli.main import main
 from canter.core.errors import CanterError, ConfigError
 from canter.rl.checkpoint import load_checkpoint
 
-from .test_train import SMALL, _canter, _one_error_line
+from .test_train import SMALL, _in_process, _one_error_line
 
 TINY_DAGGER = ["--agent.algo.num-steps-per-env", "4", "--agent.algo.num-mini-batches", "2",
                "--agent.algo.dagger.dataset-size", "64"]
@@ -38,31 +38,30 @@ def test_dagger_from_the_scripted_expert_then_eval_on_unseen_photos(tmp_path, ca
         main(["train", "cartpole", "--run-dir", str(tmp_path / "c"), *SMALL, "--photos", "unseen"])
 
 
-def test_distillation_from_a_teacher_run_and_teachers_of_another_task(tmp_path):
+def test_distillation_from_a_teacher_run_and_teachers_of_another_task(tmp_path, capfd):
     teacher = tmp_path / "teacher"
     assert main(["train", "cartpole", "--run-dir", str(teacher), *SMALL, "--max-iterations", "1"]) == 0
     student = tmp_path / "student"
     assert main(["train", "cartpole", "--run-dir", str(student), *SMALL, "--max-iterations", "2", "--algo", "dagger",
                  "--teacher", str(teacher), "--agent.algo.dagger.beta-initial", "0"]) == 0
     assert load_checkpoint(student / "checkpoint.pt")["algorithm"]["dagger_iteration"] == 2
-    line = _one_error_line(_canter("train", "ant", "--run-dir", str(tmp_path / "a"), *SMALL, "--algo", "dagger",
+    line = _one_error_line(_in_process(capfd, "train", "ant", "--run-dir", str(tmp_path / "a"), *SMALL, "--algo", "dagger",
                                    "--teacher", str(teacher)))
     assert f"--teacher {teacher} is a 'cartpole' run; this run is 'ant'" in line
-    line = _one_error_line(_canter("train", "ant", "--run-dir", str(tmp_path / "b"), *SMALL, "--algo", "dagger"))
+    line = _one_error_line(_in_process(capfd, "train", "ant", "--run-dir", str(tmp_path / "b"), *SMALL, "--algo", "dagger"))
     assert "task 'ant' has no scripted expert" in line
     with pytest.raises(CanterError, match="only algo dagger learns from a teacher"):
         main(["train", "cartpole", "--run-dir", str(tmp_path / "d"), *SMALL, "--teacher", str(teacher)])
     assert not (tmp_path / "a").exists() and not (tmp_path / "d").exists()  # nothing created on a bad command
 
 
-def test_a_blind_dog_distilled_from_a_dog_rough_teacher(tmp_path, capsys):
+def test_a_blind_dog_distilled_from_a_dog_rough_teacher(dog_rough_run, tmp_path, capfd):
     from canter.rl.checkpoint import load_checkpoint as load
     from canter.runs.args import make_env, parse_train_args
     from canter.runs.load import teacher_expert
     from canter.tasks.dog.env_cfg import BLIND_HISTORY
 
-    teacher = tmp_path / "teacher"
-    assert main(["train", "dog-rough", "--run-dir", str(teacher), *SMALL, "--max-iterations", "1"]) == 0
+    teacher = dog_rough_run
     # the student's env: the teacher's groups (height scan included) and the blind history
     env = make_env(parse_train_args("dog-rough-blind", ["--num-envs", "4", "--quiet"]))
     shapes = env.observation_shapes
@@ -81,10 +80,10 @@ def test_a_blind_dog_distilled_from_a_dog_rough_teacher(tmp_path, capsys):
     assert payload["algorithm"]["algo"] == "dagger" and payload["algorithm"]["dagger_iteration"] == 2
     first = next(v for k, v in payload["algorithm"]["policy"].items() if k.startswith("actor.") and k.endswith("weight"))
     assert first.shape[1] == shapes["proprio"][0]  # the student's MLP reads the history alone
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["eval", str(student), "--episodes", "2", "--num-envs", "2", "--json"]) == 0
-    assert "walked_out_mean" in capsys.readouterr().out
-    line = _one_error_line(_canter("train", "dog-rough-blind", "--run-dir", str(tmp_path / "a"), *SMALL))
+    assert "walked_out_mean" in capfd.readouterr().out
+    line = _one_error_line(_in_process(capfd, "train", "dog-rough-blind", "--run-dir", str(tmp_path / "a"), *SMALL))
     assert "task 'dog-rough-blind' learns from a trained 'dog-rough' run: name it with --teacher RUN_DIR" in line
     cartpole = tmp_path / "cartpole"
     assert main(["train", "cartpole", "--run-dir", str(cartpole), *SMALL, "--max-iterations", "1"]) == 0

@@ -12,17 +12,17 @@ import torch
 from canter.cli.main import main
 from canter.runs.load import load_run
 
-from .test_train import SMALL, _canter, _one_error_line
+from .test_train import SMALL, _in_process, _one_error_line
 
 
 def _reset_terms(runner) -> set[str]:
     return {name for name, *_ in runner.env.event_manager.terms["reset"]}
 
 
-def test_a_hand_cube_policy_is_evaluated_on_the_randomized_physics(tmp_path, capsys):
+def test_a_hand_cube_policy_is_evaluated_on_the_randomized_physics(tmp_path, capfd):
     run = tmp_path / "hand"
     assert main(["train", "hand-cube", "--run-dir", str(run), *SMALL, "--max-iterations", "1"]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
 
     _, own_args, own = load_run(run, num_envs=4)
     _, dr_args, dr = load_run(run, num_envs=4, task="hand-cube-dr")
@@ -35,14 +35,14 @@ def test_a_hand_cube_policy_is_evaluated_on_the_randomized_physics(tmp_path, cap
     assert dr.env.cfg.actions["joint_pos"].max_delay_steps == 1 != own.env.cfg.actions["joint_pos"].max_delay_steps
 
     assert main(["eval", str(run), "--task", "hand-cube-dr", "--episodes", "4", "--num-envs", "4", "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(capfd.readouterr().out)
     assert (result["task"], result["policy_task"]) == ("hand-cube-dr", "hand-cube")
     assert result["episodes"] == 4 and "consecutive_successes_mean" in result
     # naming the run's own task is the plain evaluation
     assert main(["eval", str(run), "--task", "hand-cube", "--episodes", "4", "--num-envs", "4", "--json"]) == 0
-    assert "policy_task" not in json.loads(capsys.readouterr().out)
+    assert "policy_task" not in json.loads(capfd.readouterr().out)
 
-    line = _one_error_line(_canter("eval", str(run), "--task", "cartpole", "--num-envs", "2"))
+    line = _one_error_line(_in_process(capfd, "eval", str(run), "--task", "cartpole", "--num-envs", "2"))
     assert "--task cartpole" in line and "'hand-cube' policy" in line
-    line = _one_error_line(_canter("eval", str(run), "--task", "no-such-task"))
+    line = _one_error_line(_in_process(capfd, "eval", str(run), "--task", "no-such-task"))
     assert "unknown task 'no-such-task'" in line

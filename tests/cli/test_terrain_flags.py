@@ -16,20 +16,19 @@ from canter.cli.terrain_report import grid_report
 from canter.core.errors import CanterError
 from canter.terrains import Terrain, TerrainCfg, sub_terrain_mix
 
-from .test_train import SMALL, _canter, _one_error_line
+from .test_train import SMALL, _in_process, _one_error_line
 
 
-def test_eval_on_one_stairs_row_reports_the_distance_walked(tmp_path, capsys):
-    run = tmp_path / "rough"
-    assert main(["train", "dog-rough", "--run-dir", str(run), *SMALL, "--max-iterations", "1"]) == 0
-    capsys.readouterr()
+def test_eval_on_one_stairs_row_reports_the_distance_walked(dog_rough_run, tmp_path, capfd):
+    run = dog_rough_run
+    capfd.readouterr()
     assert main(["eval", str(run), "--episodes", "2", "--num-envs", "2", "--terrain-level", "9",
                  "--sub-terrain", "stairs_up", "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    result = json.loads(capfd.readouterr().out)
     assert result["terrain_level"] == 9 and result["sub_terrain"] == "stairs_up"
     assert result["episodes"] == 2
     assert 0.0 <= result["walked_out_mean"] <= 1.0 and result["distance_walked_max"] >= result["distance_walked_mean"] >= 0.0
-    line = _one_error_line(_canter("eval", str(run), "--num-envs", "2", "--terrain-level", "10"))
+    line = _one_error_line(_in_process(capfd, "eval", str(run), "--num-envs", "2", "--terrain-level", "10"))
     assert "--terrain-level: 10 is out of range (this terrain has levels 0..9)" in line
     with pytest.raises(CanterError, match="--sub-terrain: 'lava' is not in this terrain"):
         main(["eval", str(run), "--num-envs", "2", "--terrain-level", "0", "--sub-terrain", "lava"])
@@ -42,7 +41,7 @@ def test_eval_on_one_stairs_row_reports_the_distance_walked(tmp_path, capsys):
     # the grid: 40 envs over 10 rows x 20 columns (two rows of columns 0..19), one episode each
     assert main(["eval", str(run), "--episodes", "40", "--num-envs", "40", "--terrain-grid", "--plot",
                  str(tmp_path / "grid.png"), "--json"]) == 0
-    grid = json.loads(capsys.readouterr().out)["terrain_grid"]
+    grid = json.loads(capfd.readouterr().out)["terrain_grid"]
     assert grid["levels"] == list(range(10)) and (tmp_path / "grid.png").stat().st_size > 0
     assert sum(sum(rows["episodes"]) for rows in grid["types"].values()) == 40
     assert all(rows["episodes"][2:] == [0.0] * 8 for rows in grid["types"].values())

@@ -16,7 +16,7 @@ from canter.runs.args import cpu_physics, make_env, parse_train_args
 from canter.runs.init_from import init_policy
 from canter.runs.load import load_run
 
-from ..cli.test_train import SMALL, _canter, _one_error_line
+from ..cli.test_train import SMALL, _in_process, _one_error_line
 
 
 def _runner(task: str, run_dir, num_envs: int = 4) -> OnPolicyRunner:
@@ -54,12 +54,12 @@ def test_rough_starts_from_flat_and_acts_as_flat_on_flat_inputs(tmp_path, capsys
     assert torch.equal(same.algorithm.policy.state_dict()["actor.0.weight"], theirs.state_dict()["actor.0.weight"])
 
 
-def test_what_cannot_be_mapped_is_one_line(tmp_path):
+def test_what_cannot_be_mapped_is_one_line(tmp_path, capfd):
     cartpole = tmp_path / "cartpole"
     assert main(["train", "cartpole", "--run-dir", str(cartpole), *SMALL, "--max-iterations", "1"]) == 0
     with pytest.raises(CanterError, match=r"--init-from .*cartpole"):
         init_policy(_runner("dog-flat", tmp_path / "a"), cartpole)
-    line = _one_error_line(_canter("train", "dog-flat", "--run-dir", str(tmp_path / "b"), *SMALL,
+    line = _one_error_line(_in_process(capfd, "train", "dog-flat", "--run-dir", str(tmp_path / "b"), *SMALL,
                                    "--init-from", str(tmp_path / "nothing")))
     assert f"--init-from: no checkpoint at {tmp_path / 'nothing'}" in line
     with pytest.raises(CanterError, match="--init-from: not with algo ga3c"):
@@ -67,7 +67,7 @@ def test_what_cannot_be_mapped_is_one_line(tmp_path):
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
-def test_the_same_network_brings_its_optimizer_state_and_rate(tmp_path, capsys):
+def test_the_same_network_brings_its_optimizer_state_and_rate(tmp_path, capfd):
     """Fine-tuning one network on another task: Adam's moments and step counts come with the policy,
     and with the adaptive schedule the rate the source had settled on, so the first update continues
     the source's optimizer instead of a fresh Adam's sign-sized steps; --init-fresh-optimizer (and a
@@ -99,13 +99,13 @@ def test_the_same_network_brings_its_optimizer_state_and_rate(tmp_path, capsys):
     assert not fresh.algorithm.optimizer.state_dict()["state"]
     assert float(fresh.algorithm.learning_rate) == pytest.approx(fresh.algorithm.cfg.learning_rate)
 
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["train", "cartpole", "--run-dir", str(tmp_path / "cli"), *SMALL, "--max-iterations", "1",
                  "--init-from", str(source), "--init-fresh-optimizer"]) == 0
-    assert "every parameter copied, the optimizer fresh" in capsys.readouterr().out
+    assert "every parameter copied, the optimizer fresh" in capfd.readouterr().out
     # a run started that way resumes from its own checkpoint (the flag is only how a new run starts)
     assert main(["train", "--resume", str(tmp_path / "cli"), "--max-iterations", "2", "--quiet"]) == 0
-    assert "initialized from" not in capsys.readouterr().out
-    line = _one_error_line(_canter("train", "cartpole", "--run-dir", str(tmp_path / "alone"), *SMALL, "--init-fresh-optimizer"))
+    assert "initialized from" not in capfd.readouterr().out
+    line = _one_error_line(_in_process(capfd, "train", "cartpole", "--run-dir", str(tmp_path / "alone"), *SMALL, "--init-fresh-optimizer"))
     assert "--init-fresh-optimizer: only with --init-from" in line
     assert not (tmp_path / "alone").exists()
