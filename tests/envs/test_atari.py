@@ -160,16 +160,13 @@ def test_missing_rom_is_one_line(tmp_path, monkeypatch):
 def test_bad_atari_train_commands_are_one_line(tmp_path, monkeypatch, capfd, argv, message):
     """Through the console script's entry point in this process (output captured at the file
     descriptors); the first case also in a process of its own, as a shell runs it."""
-    from canter.cli.main import entrypoint
+    from ..cli.test_train import _in_process
 
     monkeypatch.chdir(tmp_path)
     command = ["train", "atari-pong", "--num-envs", "2", "--max-iterations", "1", *argv]
-    capfd.readouterr()
-    with pytest.raises(SystemExit) as exit_:
-        entrypoint(command)
-    stderr = capfd.readouterr().err
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    assert exit_.value.code == 2 and len(lines) == 1 and message in lines[0], stderr
+    result = _in_process(capfd, *command)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode == 2 and len(lines) == 1 and message in lines[0], result.stderr
     assert not any(tmp_path.iterdir())  # nothing written
     if argv[0] == "--env.game":
         result = subprocess.run([sys.executable, "-m", "canter", *command], cwd=tmp_path, capture_output=True,
