@@ -1,7 +1,8 @@
-"""PPO's time_to_target.json against fasttd3.py's runs: forward/lateral tracking errors and the
-evaluation return against training wall time and env steps, one PNG.
+"""PPO's time_to_target.json against fasttd3.py's runs (or PPO runs against each other):
+forward/lateral tracking errors and the evaluation return against training wall time and env steps,
+one PNG. A PPO run is labelled with its folder's name.
 
-    python docs/bench/offpolicy/plot.py OUT.png PPO_DIR TD3_DIR [TD3_DIR ...]
+    python docs/bench/offpolicy/plot.py OUT.png RUN_DIR [RUN_DIR ...] [--title TITLE]
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import matplotlib.pyplot as plt
 def load(folder: Path) -> tuple[str, list[dict]]:
     ppo = folder / "time_to_target.json"
     if ppo.exists():
-        return "PPO (defaults)", json.loads(ppo.read_text())["marks"]
+        return f"PPO ({folder.name})", json.loads(ppo.read_text())["marks"]
     data = json.loads((folder / "fasttd3.json").read_text())
     cfg = data["config"]
     return (f"FastTD3-style, {cfg['num_envs']} envs, batch {cfg['batch']}, {cfg['updates_per_step']} updates/step",
@@ -27,7 +28,13 @@ def load(folder: Path) -> tuple[str, list[dict]]:
 
 
 def main() -> None:
-    out, folders = Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]]
+    argv = sys.argv[1:]
+    title = "dog-flat on 2 CPU cores: PPO against an off-policy learner (256 evaluation episodes per mark)"
+    if "--title" in argv:
+        at = argv.index("--title")
+        title = argv[at + 1]
+        del argv[at : at + 2]
+    out, folders = Path(argv[0]), [Path(p) for p in argv[1:]]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     for folder in folders:
         label, marks = load(folder)
@@ -49,8 +56,7 @@ def main() -> None:
         ax.grid(True, alpha=0.3)
     axes[0].legend(fontsize=6)
     axes[2].legend(fontsize=7)
-    fig.suptitle("dog-flat on 2 CPU cores: PPO against an off-policy learner (256 evaluation episodes per mark)",
-                 fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 

@@ -183,7 +183,10 @@ def level_table(levels: list[int], episodes: int, outcome: dict[str, torch.Tenso
 
 def load_policy(run_dir: str, env: ManagerBasedRLEnv, args: TrainArgs, checkpoint: str | None) -> Any:
     """The deterministic policy of a run directory, for `env`."""
+    from canter.runs.network import adopt_network
+
     payload = load_checkpoint(Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT)
+    adopt_network(args.agent.policy, payload["algorithm"]["policy"])  # the network it was trained with
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args))
     runner.algorithm.policy.load_state_dict(payload["algorithm"]["policy"])
     runner.algorithm.eval_mode()

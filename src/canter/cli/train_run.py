@@ -65,10 +65,19 @@ def plan(cmd: TrainCmd, overrides: list[str]) -> Plan:
         command = resumed_command(saved, flags, overrides, nproc)
         if cmd.dist_timeout != DIST_TIMEOUT:  # how long ranks wait does not change the run
             command.dist_timeout = cmd.dist_timeout
-        return Plan(command=command, args=command.train_args(), run_dir=run_dir, resume=True)
+        from canter.runs.network import adopt_saved_network
+
+        args = command.train_args()
+        adopt_saved_network(args.agent.policy, run_dir / CHECKPOINT_FILE)  # the network it was trained with
+        return Plan(command=command, args=args, run_dir=run_dir, resume=True)
     if cmd.task is None:
         raise CanterError("missing TASK: canter train TASK [options] (or canter train --resume RUN_DIR)")
-    command = RunCommand(task=cmd.task, flags=flags, overrides=list(overrides), nproc=nproc,
+    overrides = list(overrides)
+    if flags.init_from is not None:  # the source's network, unless this command line sets it
+        from canter.runs.network import source_network_overrides
+
+        overrides += source_network_overrides(cmd.task, flags.init_from, overrides)
+    command = RunCommand(task=cmd.task, flags=flags, overrides=overrides, nproc=nproc,
                          dist_timeout=cmd.dist_timeout)
     run_dir = Path(cmd.run_dir) if cmd.run_dir else default_run_dir(cmd.task)
     if os.environ.get(HELD_VARIABLE) != str(run_dir.resolve()):

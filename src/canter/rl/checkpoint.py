@@ -128,9 +128,9 @@ def check_compatible(payload: dict[str, Any], path: str | Path, meta: dict[str, 
     other_task = saved.get("task") and meta.get("task") and saved["task"] != meta["task"]
     if not differs and not other_task:
         return
-    if saved:
+    if saved and (other_task or _describe(saved) != _describe(meta)):
         raise CanterError(f"{path} is for {_describe(saved)}, this run is {_describe(meta)}")
-    key = differs[0]
+    key = differs[0]  # the same task and shapes: another network
     shape = tuple(theirs[key].shape) if key in theirs else "absent"
     raise CanterError(f"{path} holds another policy: {key} is {shape} there, "
                       f"{tuple(policy_state[key].shape) if key in policy_state else 'absent'} here")

@@ -34,10 +34,15 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     (num_envs, backend, device, model) but not its --env.* overrides, and the run's agent; the
     returned TrainArgs say so (args.task). CanterError unless its observation groups and actions
     are the ones the run's policy reads."""
+    from canter.rl.checkpoint import load_checkpoint
     from canter.rl.runner import OnPolicyRunner
+    from canter.runs.network import adopt_network
 
     command = read_command(run_dir)
     args = command.train_args()
+    path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
+    payload = load_checkpoint(path)  # before the env: a missing or corrupt checkpoint fails first
+    adopt_network(args.agent.policy, payload["algorithm"]["policy"])  # the network it was trained with
     if task is not None and task != command.task:
         args.env = build_train_args(task, command.flags, [], dist_timeout=command.dist_timeout).env
         args.task = task
@@ -47,13 +52,8 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
         apply_photos(args.env, photos, as_they_are=True)
     if velocity is not None:
         apply_command(args.env, velocity)
-    path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     env = make_env(args)
-    payload = None
     if args.task != command.task:
-        from canter.rl.checkpoint import load_checkpoint
-
-        payload = load_checkpoint(path, map_location=env.device)
         _check_env_fits(env, args, command.task, payload.get("meta") or {})
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args),
                             task=command.task, expert=task_expert(args.task, args, env))
@@ -95,6 +95,7 @@ def teacher_expert(run_dir: str | Path, task: str, env: Any) -> Any:
     from canter.rl.checkpoint import check_compatible, load_checkpoint
     from canter.rl.dagger import policy_expert
     from canter.rl.factory import make_policy
+    from canter.runs.network import adopt_network
     from canter.tasks import REGISTRY
 
     command = read_command(run_dir)
@@ -103,6 +104,9 @@ def teacher_expert(run_dir: str | Path, task: str, env: Any) -> Any:
         wanted = f"{task!r}" + (f" or {teacher_task!r}" if teacher_task else "")
         raise CanterError(f"--teacher {run_dir} is a {command.task!r} run; this run is {task!r} (its teacher: a {wanted} run)")
     policy_cfg = command.train_args().agent.policy
+    path = Path(run_dir) / CHECKPOINT_FILE
+    payload = load_checkpoint(path, map_location=env.device)
+    adopt_network(policy_cfg, payload["algorithm"]["policy"])  # the network it was trained with
     shapes = env.observation_shapes
     groups = dict.fromkeys((*policy_cfg.actor_obs_groups, *policy_cfg.critic_obs_groups))
     missing = _missing_group(policy_cfg.actor_obs_groups, shapes)
@@ -111,8 +115,6 @@ def teacher_expert(run_dir: str | Path, task: str, env: Any) -> Any:
                           f"lacks (groups: {', '.join(shapes)})")
     teacher = make_policy({g: shapes[g] for g in groups if g in shapes}, env.num_actions, policy_cfg,
                           init_generator=make_generator(0, "cpu"))
-    path = Path(run_dir) / CHECKPOINT_FILE
-    payload = load_checkpoint(path, map_location=env.device)
     check_compatible(payload, path, payload.get("meta") or {}, teacher.state_dict())
     teacher.load_state_dict(payload["algorithm"]["policy"])
     return policy_expert(teacher.to(env.device))
