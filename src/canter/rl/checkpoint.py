@@ -100,13 +100,14 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
-    """Load a checkpoint; a missing or unreadable file raises CanterError naming it."""
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu", *, mmap: bool = False) -> dict[str, Any]:
+    """Load a checkpoint; a missing or unreadable file raises CanterError naming it. mmap: map the
+    tensors' storage instead of reading it (to look at shapes without reading a large file)."""
     path = Path(path)
     if not path.is_file():
         raise CanterError(f"no checkpoint at {path}")
     try:
-        payload = torch.load(path, map_location=map_location, weights_only=False)
+        payload = torch.load(path, map_location=map_location, weights_only=False, mmap=mmap)
     except Exception as err:
         raise CanterError(f"corrupt checkpoint {path}: {type(err).__name__}: {' '.join(str(err).split())[:200]}") from err
     if not isinstance(payload, dict) or "algorithm" not in payload:

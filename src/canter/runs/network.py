@@ -3,11 +3,11 @@
 A run directory keeps the command the run was started with, not the network sizes the task's
 defaults gave it then. Were a task's default network to change (BENCHMARKS.md §14 measured the
 dog's at other sizes), a run trained before would be rebuilt with the new sizes and fail to load
-its own checkpoint. So
-whatever rebuilds a trained run (resume, eval, play, export, a DAgger teacher, the stepping-stone
-bench) takes the actor's and the critic's hidden sizes from the checkpoint it loads, and a new run
-started `--init-from` another takes the source's (recorded in its command, so that it resumes alike),
-unless its own command line sets them.
+its own checkpoint. So whatever rebuilds a trained run (resume, eval, play, export, a DAgger
+teacher, the stepping-stone bench) takes the actor's and the critic's hidden sizes from the
+checkpoint it loads, and a new run started `--init-from` another takes the source's (recorded in its
+command, so that it resumes alike), unless its own command line sets them. Where only the sizes are
+wanted, the checkpoint is memory-mapped: its shapes are read, not its (possibly large) tensors.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def adopt_network(policy_cfg: PolicyCfg, policy_state: Mapping[str, torch.Tensor
 def adopt_saved_network(policy_cfg: PolicyCfg, checkpoint: str | Path) -> None:
     """adopt_network from the checkpoint file at `checkpoint`; nothing when there is none yet."""
     if Path(checkpoint).is_file():
-        adopt_network(policy_cfg, load_checkpoint(checkpoint)["algorithm"]["policy"])
+        adopt_network(policy_cfg, load_checkpoint(checkpoint, mmap=True)["algorithm"]["policy"])
 
 
 def source_network_overrides(task: str, source: str | Path, overrides: list[str]) -> list[str]:
@@ -67,7 +67,7 @@ def source_network_overrides(task: str, source: str | Path, overrides: list[str]
         path, _ = checkpoint_path(source)
     except CanterError:
         return []
-    saved = saved_hidden_dims(load_checkpoint(path)["algorithm"]["policy"])
+    saved = saved_hidden_dims(load_checkpoint(path, mmap=True)["algorithm"]["policy"])
     policy = parse_overrides(task, overrides).agent.policy
     tokens: list[str] = []
     for role, dims in saved.items():
