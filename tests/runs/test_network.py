@@ -79,3 +79,19 @@ def test_init_from_takes_the_source_network_unless_the_command_line_sets_one(tmp
         main(["train", "cartpole", "--run-dir", str(other), *SMALL, "--max-iterations", "1", "--init-from", str(source),
               "--agent.policy.actor-hidden-dims", "12"])
     assert not other.exists()
+
+
+def test_init_from_a_linear_head_records_empty_sizes(tmp_path, capsys):
+    linear = ["--agent.policy.actor-hidden-dims", "--agent.policy.critic-hidden-dims"]
+    source = tmp_path / "source"
+    assert main(["train", "cartpole", "--run-dir", str(source), *SMALL, "--max-iterations", "1", *linear]) == 0
+    new = tmp_path / "new"
+    assert main(["train", "cartpole", "--run-dir", str(new), *SMALL, "--max-iterations", "1",
+                 "--init-from", str(source)]) == 0
+    assert "every parameter copied" in capsys.readouterr().out
+    assert json.loads((new / "command.json").read_text())["overrides"] == linear
+    # the recorded command rebuilds the linear network on resume
+    assert main(["train", "--resume", str(new), "--max-iterations", "2", "--quiet"]) == 0
+    saved = load_checkpoint(new / "checkpoint.pt")
+    assert saved["iteration"] == 2
+    assert saved_hidden_dims(saved["algorithm"]["policy"]) == {"actor": (), "critic": ()}

@@ -58,8 +58,9 @@ def adopt_saved_network(policy_cfg: PolicyCfg, checkpoint: str | Path) -> None:
 
 def source_network_overrides(task: str, source: str | Path, overrides: list[str]) -> list[str]:
     """The `--agent.policy.{actor,critic}-hidden-dims` tokens that give a new `--init-from source` run
-    of `task` the source's network, for each role that `overrides` leaves at a different default.
-    [] when the source has no checkpoint (the check that follows names it)."""
+    of `task` the source's network, for each role that `overrides` leaves at a different default (a
+    linear head, no hidden layer, is the flag alone: an empty tuple). [] when the source has no
+    checkpoint (the check that follows names it)."""
     from canter.runs.args import parse_overrides
     from canter.runs.init_from import checkpoint_path
 
@@ -71,7 +72,7 @@ def source_network_overrides(task: str, source: str | Path, overrides: list[str]
     policy = parse_overrides(task, overrides).agent.policy
     tokens: list[str] = []
     for role, dims in saved.items():
-        if not dims or any(token.split("=")[0] == FLAGS[role] for token in overrides):
+        if any(token.split("=")[0] == FLAGS[role] for token in overrides):
             continue
         if tuple(getattr(policy, f"{role}_hidden_dims")) != dims:
             tokens += [FLAGS[role], *map(str, dims)]

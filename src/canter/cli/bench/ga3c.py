@@ -36,7 +36,9 @@ class Ga3cArgs:
         if not self.minutes > 0 or self.num_agents < 1:
             raise CanterError("bench ga3c: --minutes must be > 0 and --num-agents >= 1")
         console = Console(stderr=True)
-        log = None if self.json else (lambda line: console.print(f"[dim]{line}[/dim]"))
+        def log(line: str) -> None:  # progress on stderr, with or without --json (stdout stays the JSON)
+            console.print(f"[dim]{line}[/dim]")
+
         result = run_a2c_and_ga3c(self.task, train_argv, self.minutes * 60.0, self.num_agents, self.dynamic,
                                   self.a2c, log)
         if self.out is not None:
