@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
+from canter.bench.ga3c import side_windows, windowed
 from canter.cli.main import main
 
 FAST = ["--num-envs", "16", "--agent.algo.ga3c.adjust-every-s", "0.5", "--agent.algo.num-steps-per-env", "8"]
@@ -26,3 +29,31 @@ def test_bench_ga3c_writes_both_sides_and_shows_progress_with_json(tmp_path, cap
     assert all(math.isfinite(p["wall_time_s"]) for p in result["ga3c"]["periods"])
     # progress lines of both sides went to stderr
     assert "ga3c " in captured.err and "a2c " in captured.err
+
+
+def _row(t, episodes, mean_return):
+    return {"wall_time_s": t, "episodes": episodes, "mean_return": mean_return}
+
+
+def test_windowed_weights_scores_by_games_and_rates_by_the_window():
+    rows = [_row(1.0, 2, -20.0), _row(4.0, 0, math.nan), _row(6.0, 1, -17.0),
+            _row(11.0, 3, -19.0)]  # the last row ends after the budget: it counts in the last window
+    first, second = windowed(rows, 10.0, steps=[100, 100, 50, 150], updates=[1, 1, 2, 1], count=2)
+    assert first == {"wall_time_s": 2.5, "games": 2, "mean_return": -20.0, "steps_per_s": 40.0, "updates_per_s": 0.4}
+    assert second["wall_time_s"] == 7.5 and second["games"] == 4
+    assert second["mean_return"] == pytest.approx((-17.0 - 3 * 19.0) / 4)  # -18.5, not the mean of -17 and -19
+    assert second["steps_per_s"] == pytest.approx(200 / 6) and second["updates_per_s"] == pytest.approx(3 / 6)
+    empty = windowed([_row(1.0, 0, math.nan)], 10.0, steps=[5], updates=[1], count=2)
+    assert math.isnan(empty[0]["mean_return"]) and empty[1]["steps_per_s"] == 0.0
+
+
+def test_side_windows_reads_ga3c_totals_and_a2c_iterations():
+    periods = [dict(_row(t, n, r), env_steps=steps, updates=updates) for t, n, r, steps, updates in
+               [(1.0, 2, -20.0, 100, 1), (4.0, 0, math.nan, 200, 2), (6.0, 1, -17.0, 250, 4), (11.0, 3, -19.0, 400, 5)]]
+    iterations = [_row(t, 1, -21.0) for t in (2.0, 3.0, 7.0)]
+    sides = side_windows({"periods": periods}, {"iterations": iterations, "num_envs": 4, "num_steps_per_env": 8}, 10.0, 2)
+    assert [w["steps_per_s"] for w in sides["GA3C"]] == pytest.approx([40.0, 200 / 6])  # differences of the totals
+    assert [w["updates_per_s"] for w in sides["GA3C"]] == pytest.approx([0.4, 0.5])
+    assert [w["steps_per_s"] for w in sides["A2C (sync)"]] == pytest.approx([64 / 5, 32 / 5])
+    assert [w["updates_per_s"] for w in sides["A2C (sync)"]] == pytest.approx([0.4, 0.2])
+    assert list(side_windows({"periods": periods}, {"iterations": []}, 10.0, 2)) == ["GA3C"]  # --no-a2c

@@ -1,45 +1,29 @@
 """BENCHMARKS §16: GA3C against synchronous A2C on Pong, 40 minutes each, from ga3c.json beside this
-file: the mean training score over the whole games that ended in each 5-minute window (episode-
-weighted, unclipped), agent steps and updates at the end of each window, PPS, TPS and the policy lag."""
+file, in 5-minute windows (canter.bench.ga3c.side_windows, the windows of ga3c.png at 8 instead of 20):
+the mean training score of the whole games that ended in each (unclipped), agent steps/s and
+updates/s; then the totals and the policy lag."""
 import json
 import math
 import statistics
 from pathlib import Path
 
-WINDOW_S = 300.0
+from canter.bench.ga3c import side_windows
+
 result = json.loads((Path(__file__).parent / "ga3c.json").read_text())
-seconds = result["seconds"]
-windows = [(k * WINDOW_S, (k + 1) * WINDOW_S) for k in range(math.ceil(seconds / WINDOW_S))]
-
-
-def windowed(rows, step_of):
-    """[(score, games, steps at the window's end, updates at its end)] per window."""
-    out = []
-    for lo, hi in windows:
-        inside = [r for r in rows if lo <= r["wall_time_s"] < hi and r["episodes"] > 0 and math.isfinite(r["mean_return"])]
-        games = sum(r["episodes"] for r in inside)
-        score = sum(r["mean_return"] * r["episodes"] for r in inside) / games if games else float("nan")
-        upto = [r for r in rows if r["wall_time_s"] < hi]
-        steps, updates = step_of(upto[-1], len(upto)) if upto else (0, 0)
-        out.append((score, games, steps, updates))
-    return out
-
-
 ga3c, a2c = result["ga3c"], result["a2c"]
-per_iteration = a2c["num_envs"] * a2c["num_steps_per_env"]
-sides = {
-    "GA3C": windowed(ga3c["periods"], lambda r, n: (r["env_steps"], r["updates"])),
-    "A2C": windowed(a2c["iterations"], lambda r, n: (n * per_iteration, n)),
-}
-print("| minute | " + " | ".join(f"{int(hi // 60)}" for _, hi in windows) + " |")
-print("|---|" + "---:|" * len(windows))
-for name, rows in sides.items():
-    print(f"| {name}: score (games) | " + " | ".join(f"{s:+.1f} ({int(g)})" for s, g, _, _ in rows) + " |")
-    print(f"| {name}: frames (M) / updates | " + " | ".join(f"{4 * st / 1e6:.1f} / {u}" for _, _, st, u in rows) + " |")
-s = result["summary"]
+count = round(result["seconds"] / 300.0)
+sides = side_windows(ga3c, a2c, result["seconds"], count)
+print("| minutes | " + " | ".join(f"{5 * k}–{5 * k + 5}" for k in range(count)) + " |")
+print("|---|" + "---:|" * count)
+for name, windows in sides.items():
+    print(f"| {name}: score (games) | " + " | ".join(f"{w['mean_return']:+.1f} ({w['games']:.0f})" for w in windows) + " |")
+    print(f"| {name}: agent steps/s | " + " | ".join(f"{w['steps_per_s']:,.0f}" for w in windows) + " |")
+    print(f"| {name}: updates/s | " + " | ".join(f"{w['updates_per_s']:.2f}" for w in windows) + " |")
+last = ga3c["periods"][-1]
+a2c_steps = len(a2c["iterations"]) * a2c["num_envs"] * a2c["num_steps_per_env"]
+print(f"GA3C: {4 * last['env_steps'] / 1e6:.1f} M frames, {last['updates']} updates; "
+      f"A2C: {4 * a2c_steps / 1e6:.1f} M frames, {len(a2c['iterations'])} updates")
 lags = [p["policy_lag"] for p in ga3c["periods"] if math.isfinite(p["policy_lag"])]
-print(f"GA3C PPS {s['ga3c_pps']:.0f} TPS {s['ga3c_tps']:.2f} lag median {statistics.median(lags):.1f} "
-      f"(range {min(lags):.1f}-{max(lags):.1f}); predictors {sorted({p['predictors'] for p in ga3c['periods']})} "
-      f"trainers {sorted({p['trainers'] for p in ga3c['periods']})}")
-print(f"A2C PPS {s['a2c_pps']:.0f} TPS {s['a2c_tps']:.2f}")
-print({k: v for k, v in s.items()})
+print(f"GA3C policy lag: median {statistics.median(lags):.1f} updates (range {min(lags):.1f}-{max(lags):.1f}); "
+      f"predictors {sorted({p['predictors'] for p in ga3c['periods']})}, trainers {sorted({p['trainers'] for p in ga3c['periods']})}")
+print({k: round(v, 3) for k, v in result["summary"].items()})

@@ -10,6 +10,7 @@ agent thread each, and gives each batch's physics or emulators cores / num_agent
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import tempfile
 import time
@@ -95,26 +96,70 @@ def summarize(ga3c: dict[str, Any], a2c: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path) -> None:
-    """Score against wall time and PPS/TPS of both sides, as a PNG."""
+def windowed(rows: list[dict[str, Any]], seconds: float, steps: list[float], updates: list[float],
+             count: int = 20) -> list[dict[str, float]]:
+    """`rows` (GA3C periods or A2C iterations, by wall_time_s) in `count` windows of seconds / count
+    (a row after the last window's end counts in it): per window its middle, the episode-weighted
+    mean return of the episodes that ended in it (nan where none did), and agent steps and updates
+    per second. steps[i] and updates[i] are row i's own (not cumulative) counts."""
+    width = seconds / count
+    sums = [{"games": 0.0, "return": 0.0, "steps": 0.0, "updates": 0.0, "end": (k + 1) * width} for k in range(count)]
+    for row, row_steps, row_updates in zip(rows, steps, updates, strict=True):
+        window = sums[min(int(row["wall_time_s"] // width), count - 1)]
+        window["end"] = max(window["end"], row["wall_time_s"])
+        if row["episodes"] > 0 and math.isfinite(row["mean_return"]):
+            window["games"] += row["episodes"]
+            window["return"] += row["mean_return"] * row["episodes"]
+        window["steps"] += row_steps
+        window["updates"] += row_updates
+    out = []
+    for k, window in enumerate(sums):
+        span = window["end"] - k * width
+        out.append({"wall_time_s": (k + 0.5) * width, "games": window["games"],
+                    "mean_return": window["return"] / window["games"] if window["games"] else math.nan,
+                    "steps_per_s": window["steps"] / span, "updates_per_s": window["updates"] / span})
+    return out
+
+
+def side_windows(ga3c: dict[str, Any], a2c: dict[str, Any], seconds: float, count: int = 20) -> dict[str, list]:
+    """windowed() of each side that ran: GA3C's periods (their env_steps and updates are running
+    totals) and A2C's iterations (num_envs x num_steps_per_env steps and one update each)."""
+    sides: dict[str, list] = {}
+    periods = ga3c["periods"]
+    if periods:
+        totals = [(0, 0)] + [(p["env_steps"], p["updates"]) for p in periods]
+        sides["GA3C"] = windowed(periods, seconds, [b[0] - a[0] for a, b in itertools.pairwise(totals)],
+                                 [b[1] - a[1] for a, b in itertools.pairwise(totals)], count)
+    iterations = a2c["iterations"]
+    if iterations:
+        per_iteration = a2c["num_envs"] * a2c["num_steps_per_env"]
+        sides["A2C (sync)"] = windowed(iterations, seconds, [per_iteration] * len(iterations),
+                                       [1] * len(iterations), count)
+    return sides
+
+
+def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path, seconds: float) -> None:
+    """Score, agent steps/s and updates/s of both sides against wall time, each over twenty windows
+    of the run (a long run's per-period values are too noisy to read), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    periods, iterations = ga3c["periods"], a2c["iterations"]
-    axes[0].plot([p["wall_time_s"] for p in periods], [p["mean_return"] for p in periods], "o-", label="GA3C")
-    axes[0].plot([r["wall_time_s"] for r in iterations], [r["mean_return"] for r in iterations], "-", label="A2C (sync)")
-    axes[0].set(xlabel="wall time (s)", ylabel="mean episode return", title=f"{task}: score")
-    axes[0].legend()
-    axes[1].plot([p["wall_time_s"] for p in periods], [p["pps"] for p in periods], "o-", label="GA3C PPS")
-    axes[1].plot([r["wall_time_s"] for r in iterations], [r["total_fps"] for r in iterations], "-", label="A2C steps/s")
-    twin = axes[1].twinx()
-    twin.plot([p["wall_time_s"] for p in periods], [p["tps"] for p in periods], "s--", color="tab:red", label="GA3C TPS")
-    twin.set_ylabel("updates/s (GA3C TPS)")
-    axes[1].set(xlabel="wall time (s)", ylabel="agent steps/s", title="throughput")
-    axes[1].legend(loc="upper left")
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    for (name, windows), marker in zip(side_windows(ga3c, a2c, seconds).items(), ("o-", "s-"), strict=False):
+        minutes = [w["wall_time_s"] / 60.0 for w in windows]
+        axes[0].plot(minutes, [w["mean_return"] for w in windows], marker, label=name)
+        axes[1].plot(minutes, [w["steps_per_s"] for w in windows], marker, label=name)
+        axes[2].plot(minutes, [w["updates_per_s"] for w in windows], marker, label=name)
+    axes[0].set(xlabel="wall time (min)", ylabel="mean return of the episodes that ended", title=f"{task}: score")
+    axes[1].set(xlabel="wall time (min)", ylabel="agent steps/s (PPS)", title="agent steps per second")
+    axes[2].set(xlabel="wall time (min)", ylabel="updates/s (TPS)", title="updates per second")
+    for axis in axes:
+        axis.grid(alpha=0.3)
+        axis.legend()
+    axes[1].set_ylim(bottom=0)
+    axes[2].set_ylim(bottom=0)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

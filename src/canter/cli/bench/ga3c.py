@@ -44,7 +44,7 @@ class Ga3cArgs:
         if self.out is not None:
             Path(self.out).mkdir(parents=True, exist_ok=True)
             (Path(self.out) / "ga3c.json").write_text(json.dumps(result, indent=2))
-            plot(result["ga3c"], result["a2c"], self.task, Path(self.out) / "ga3c.png")
+            plot(result["ga3c"], result["a2c"], self.task, Path(self.out) / "ga3c.png", result["seconds"])
         if self.json:
             print(json.dumps(result, indent=2))
             return 0
