@@ -90,7 +90,7 @@ def test_init_from_a_linear_head_records_empty_sizes(tmp_path, capsys):
                  "--init-from", str(source)]) == 0
     assert "every parameter copied" in capsys.readouterr().out
     assert json.loads((new / "command.json").read_text())["overrides"] == linear
-    # the recorded command rebuilds the linear network on resume
+    # and the run resumes with the linear network
     assert main(["train", "--resume", str(new), "--max-iterations", "2", "--quiet"]) == 0
     saved = load_checkpoint(new / "checkpoint.pt")
     assert saved["iteration"] == 2

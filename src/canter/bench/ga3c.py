@@ -128,8 +128,8 @@ def side_windows(ga3c: dict[str, Any], a2c: dict[str, Any], seconds: float, coun
     periods = ga3c["periods"]
     if periods:
         totals = [(0, 0)] + [(p["env_steps"], p["updates"]) for p in periods]
-        sides["GA3C"] = windowed(periods, seconds, [b[0] - a[0] for a, b in itertools.pairwise(totals)],
-                                 [b[1] - a[1] for a, b in itertools.pairwise(totals)], count)
+        steps, updates = zip(*((b[0] - a[0], b[1] - a[1]) for a, b in itertools.pairwise(totals)), strict=True)
+        sides["GA3C"] = windowed(periods, seconds, list(steps), list(updates), count)
     iterations = a2c["iterations"]
     if iterations:
         per_iteration = a2c["num_envs"] * a2c["num_steps_per_env"]
