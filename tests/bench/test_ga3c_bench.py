@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from canter.bench.ga3c import side_windows, windowed
+from canter.bench.ga3c import side_windows, summarize, thread_activity, windowed
 from canter.cli.main import main
 
 FAST = ["--num-envs", "16", "--agent.algo.ga3c.adjust-every-s", "0.5", "--agent.algo.num-steps-per-env", "8"]
@@ -26,6 +26,8 @@ def test_bench_ga3c_writes_both_sides_and_shows_progress_with_json(tmp_path, cap
     for side in ("ga3c", "a2c"):
         assert summary[f"{side}_pps"] > 0 and summary[f"{side}_tps"] > 0, side
     assert result["ga3c"]["num_agents"] == 2 and result["ga3c"]["num_envs"] == 16
+    threads = summary["ga3c_threads"]  # the two agents' time, all of it accounted for
+    assert sum(v for k, v in threads.items() if k.startswith("agent_")) == pytest.approx(2.0, rel=1e-6)
     assert all(math.isfinite(p["wall_time_s"]) for p in result["ga3c"]["periods"])
     # progress lines of both sides went to stderr
     assert "ga3c " in captured.err and "a2c " in captured.err
@@ -57,3 +59,33 @@ def test_side_windows_reads_ga3c_totals_and_a2c_iterations():
     assert [w["steps_per_s"] for w in sides["A2C (sync)"]] == pytest.approx([64 / 5, 32 / 5])
     assert [w["updates_per_s"] for w in sides["A2C (sync)"]] == pytest.approx([0.4, 0.2])
     assert list(side_windows({"periods": periods}, {"iterations": []}, 10.0, 2)) == ["GA3C"]  # --no-a2c
+
+
+def test_summary_rates_are_run_averages_after_the_first_period_not_medians_of_periods():
+    # GA3C: uneven periods; the first (1 s, 100 steps) is the warm-up. Per-period PPS 100, 900, 100:
+    # the median says 100 or 900, the run moved 1,000 steps in 3 s after its first period.
+    periods = [dict(_row(t, 1, -20.0), env_steps=steps, updates=updates, pps=pps, tps=tps, policy_lag=lag)
+               for t, steps, updates, pps, tps, lag in
+               [(1.0, 100, 1, 100.0, 1.0, 0.0), (2.0, 1000, 3, 900.0, 2.0, 2.0), (4.0, 1100, 4, 50.0, 0.5, 4.0)]]
+    iterations = [dict(_row(t, 1, -21.0), total_fps=fps, iteration_time_s=dt)
+                  for t, fps, dt in [(2.0, 16.0, 2.0), (3.0, 32.0, 1.0), (5.5, 20.0, 2.5)]]
+    summary = summarize({"periods": periods}, {"iterations": iterations, "num_envs": 4, "num_steps_per_env": 8})
+    assert summary["ga3c_pps"] == pytest.approx(1000 / 3) and summary["ga3c_tps"] == pytest.approx(3 / 3)
+    assert summary["ga3c_pps_median"] == 900.0 and summary["ga3c_tps_median"] == 2.0  # the older figure
+    assert summary["ga3c_policy_lag"] == 4.0
+    # A2C: 32 steps and one update per iteration, two iterations in the 3.5 s after the first
+    assert summary["a2c_pps"] == pytest.approx(64 / 3.5) and summary["a2c_tps"] == pytest.approx(2 / 3.5)
+    assert summary["a2c_pps_median"] == 20.0 and summary["a2c_tps_median"] == 0.5
+    # one period only: its own rate from the start; a side that did not run: nan
+    alone = summarize({"periods": periods[:1]}, {"iterations": []})
+    assert alone["ga3c_pps"] == 100.0 and alone["ga3c_tps"] == 1.0
+    assert math.isnan(alone["a2c_pps"]) and math.isnan(alone["a2c_tps"]) and math.isnan(alone["a2c_late_return"])
+
+
+def test_thread_activity_weights_periods_by_their_length_after_the_first():
+    periods = [{"wall_time_s": 1.0, "activity": {"agent_env": 9.0, "agent_wait_prediction": 9.0}},  # warm-up
+               {"wall_time_s": 2.0, "activity": {"agent_env": 1.0, "agent_wait_prediction": 1.0}},
+               {"wall_time_s": 5.0, "activity": {"agent_env": 2.0, "agent_wait_prediction": 0.0}}]
+    assert thread_activity(periods) == pytest.approx({"agent_env": (1.0 + 3 * 2.0) / 4, "agent_wait_prediction": 0.25})
+    assert thread_activity(periods[:1]) == {} and thread_activity([]) == {}
+    assert thread_activity([{"wall_time_s": 1.0}, {"wall_time_s": 2.0}]) == {}  # periods from before the accounting

@@ -1,5 +1,6 @@
 """GA3C: V-trace by hand, the lag correction on a problem with known values, the thread balancer
-under a synthetic load, and the asynchronous runner learning a small discrete task."""
+under a synthetic load, the asynchronous runner learning a small discrete task, and the accounting of
+its threads' time."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import torch
 
 from canter.core.rng import make_generator
 from canter.rl.config import AlgoCfg, Ga3cCfg, PolicyCfg
-from canter.rl.ga3c import Ga3cRunner, ThreadBalancer
+from canter.rl.ga3c import THREAD_ACTIVITIES, Ga3cRunner, ThreadBalancer
 from canter.rl.modules import ActorCritic
 from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
 from tests.rl.fake_env import PickTheLit
@@ -106,3 +107,27 @@ def test_the_runner_learns_a_discrete_choice_and_reports_its_system_figures():
     assert all(p.training_queue <= 2 for p in history)  # agents wait for the trainers at the bound
     late = [p.mean_return for p in history[-3:] if not math.isnan(p.mean_return)]
     assert late and sum(late) / len(late) > 0.9  # picks the cued choice (1 per step; chance is 0.25)
+
+
+def test_every_thread_second_is_accounted_to_one_activity():
+    """Each agent, predictor and trainer thread is always in exactly one of its activities and the
+    activities in progress are counted at each period's end, so in every period after the first (all
+    threads started; fixed counts here) the threads busy per kind add up to the number of threads of
+    that kind, however the threads are scheduled."""
+    envs = [PickTheLit(num_envs=16, seed=s) for s in range(3)]
+    cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), distribution="categorical",
+                    critic_obs_groups=("policy",))
+    policy = ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
+    algo = AlgoCfg(algo="a2c", num_steps_per_env=4, learning_rate=3e-3, schedule="fixed")
+    ga3c = Ga3cCfg(num_agents=3, predictors=1, trainers=2, dynamic=False, min_training_batch=128,
+                   adjust_every_s=0.25, max_training_queue=1)
+    history = Ga3cRunner(envs, policy, algo, ga3c, seed=0).learn(2.5)
+    assert all(set(p.activity) == set(THREAD_ACTIVITIES) and min(p.activity.values()) >= 0.0 for p in history)
+    for period in history[1:]:
+        for kind, threads in (("agent", 3), ("predictor", 1), ("trainer", 2)):
+            busy = sum(value for name, value in period.activity.items() if name.startswith(kind + "_"))
+            assert busy == pytest.approx(threads, rel=1e-6), (kind, period.activity)
+    late = history[1:]
+    mean = {name: sum(p.activity[name] for p in late) / len(late) for name in THREAD_ACTIVITIES}
+    # 2 trainers each wanting 128 transitions from a queue of one 64-transition rollout: they wait
+    assert mean["trainer_wait_batch"] > 0.0 and mean["agent_wait_prediction"] > 0.0

@@ -70,10 +70,23 @@ def run_sync_a2c(task: str, train_argv: list[str], seconds: float, log: Any = No
 
 
 def summarize(ga3c: dict[str, Any], a2c: dict[str, Any]) -> dict[str, Any]:
-    """Medians of PPS/TPS per side, and each side's last-third mean score."""
+    """Each side's PPS and TPS over the run (its agent steps and updates after the first period or
+    iteration, a warm-up, over the wall time they took), their per-period medians (`*_median`: the
+    figure of earlier reports, which overstates GA3C, whose periods are short and uneven), GA3C's
+    median policy lag, each side's last-third mean score, and where GA3C's threads spent the run
+    (`ga3c_threads`: thread_activity)."""
     def median(values: list[float]) -> float:
         values = sorted(v for v in values if math.isfinite(v))
         return values[len(values) // 2] if values else float("nan")
+
+    def rate(times: list[float], totals: list[float]) -> float:
+        """(totals[-1] - totals[0]) / (times[-1] - times[0]): the rate after the first row (a
+        warm-up); over the first row alone where there is only one."""
+        if not times:
+            return float("nan")
+        if len(times) == 1:
+            return totals[0] / times[0] if times[0] > 0 else float("nan")
+        return (totals[-1] - totals[0]) / (times[-1] - times[0])
 
     def late_mean(points: list[tuple[float, float, float]]) -> float:
         """Episode-weighted mean return over the last third of the wall time."""
@@ -85,15 +98,35 @@ def summarize(ga3c: dict[str, Any], a2c: dict[str, Any]) -> dict[str, Any]:
         return sum(r * n for r, n in late) / total if total else float("nan")
 
     periods, iterations = ga3c["periods"], a2c["iterations"]
+    ga3c_times = [p["wall_time_s"] for p in periods]
+    a2c_times = [r["wall_time_s"] for r in iterations]
+    a2c_batch = a2c.get("num_envs", 0) * a2c.get("num_steps_per_env", 0)
     return {
-        "ga3c_pps": median([p["pps"] for p in periods[1:]] or [p["pps"] for p in periods]),
-        "ga3c_tps": median([p["tps"] for p in periods[1:]] or [p["tps"] for p in periods]),
+        "ga3c_pps": rate(ga3c_times, [p["env_steps"] for p in periods]),
+        "ga3c_tps": rate(ga3c_times, [p["updates"] for p in periods]),
+        "a2c_pps": rate(a2c_times, [a2c_batch * (i + 1) for i in range(len(iterations))]),
+        "a2c_tps": rate(a2c_times, [i + 1 for i in range(len(iterations))]),
+        "ga3c_pps_median": median([p["pps"] for p in periods[1:]] or [p["pps"] for p in periods]),
+        "ga3c_tps_median": median([p["tps"] for p in periods[1:]] or [p["tps"] for p in periods]),
+        "a2c_pps_median": median([r["total_fps"] for r in iterations]),
+        "a2c_tps_median": median([1.0 / r["iteration_time_s"] for r in iterations]),
         "ga3c_policy_lag": median([p["policy_lag"] for p in periods[1:]] or [p["policy_lag"] for p in periods]),
-        "a2c_pps": median([r["total_fps"] for r in iterations]),
-        "a2c_tps": median([1.0 / r["iteration_time_s"] for r in iterations]),
         "ga3c_late_return": late_mean([(p["wall_time_s"], p["mean_return"], p["episodes"]) for p in periods]),
         "a2c_late_return": late_mean([(r["wall_time_s"], r["mean_return"], r["episodes"]) for r in iterations]),
+        "ga3c_threads": thread_activity(periods),
     }
+
+
+def thread_activity(periods: list[dict[str, Any]]) -> dict[str, float]:
+    """GA3C's threads busy in each activity (canter.rl.ga3c.THREAD_ACTIVITIES) on average over the
+    run after its first period (a warm-up), each period weighted by its length; {} without periods
+    that measured it."""
+    rows = [(b["wall_time_s"] - a["wall_time_s"], b.get("activity", {})) for a, b in itertools.pairwise(periods)]
+    rows = [(span, activity) for span, activity in rows if activity and span > 0]
+    total = sum(span for span, _ in rows)
+    if not total:
+        return {}
+    return {name: sum(span * activity.get(name, 0.0) for span, activity in rows) / total for name in rows[0][1]}
 
 
 def windowed(rows: list[dict[str, Any]], seconds: float, steps: list[float], updates: list[float],
@@ -140,14 +173,19 @@ def side_windows(ga3c: dict[str, Any], a2c: dict[str, Any], seconds: float, coun
 
 def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path, seconds: float) -> None:
     """Score, agent steps/s and updates/s of both sides against wall time, each over twenty windows
-    of the run (a long run's per-period values are too noisy to read), as a PNG."""
+    of the run (fewer where GA3C had under three periods per window; a long run's per-period values
+    are too noisy to read), and where GA3C's threads were
+    in each period (stacked), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    for (name, windows), marker in zip(side_windows(ga3c, a2c, seconds).items(), ("o-", "s-"), strict=False):
+    activity = [p for p in ga3c["periods"] if p.get("activity")]
+    fig, axes = plt.subplots(1, 4 if activity else 3, figsize=(20 if activity else 15, 4))
+    # at least three GA3C periods per window: a window of one or two periods aliases their rates
+    count = min(20, max(1, len(ga3c["periods"]) // 3)) if ga3c["periods"] else 20
+    for (name, windows), marker in zip(side_windows(ga3c, a2c, seconds, count).items(), ("o-", "s-"), strict=False):
         minutes = [w["wall_time_s"] / 60.0 for w in windows]
         axes[0].plot(minutes, [w["mean_return"] for w in windows], marker, label=name)
         axes[1].plot(minutes, [w["steps_per_s"] for w in windows], marker, label=name)
@@ -155,11 +193,20 @@ def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path, secon
     axes[0].set(xlabel="wall time (min)", ylabel="mean return of the episodes that ended", title=f"{task}: score")
     axes[1].set(xlabel="wall time (min)", ylabel="agent steps/s (PPS)", title="agent steps per second")
     axes[2].set(xlabel="wall time (min)", ylabel="updates/s (TPS)", title="updates per second")
-    for axis in axes:
+    for axis in axes[:3]:
         axis.grid(alpha=0.3)
         axis.legend()
     axes[1].set_ylim(bottom=0)
     axes[2].set_ylim(bottom=0)
+    if activity:  # where GA3C's threads were, period by period (THREAD_ACTIVITIES), stacked
+        names = list(activity[0]["activity"])
+        axes[3].stackplot([p["wall_time_s"] / 60.0 for p in activity],
+                          [[p["activity"].get(name, 0.0) for p in activity] for name in names],
+                          labels=[name.replace("_", " ") for name in names], step="pre")
+        axes[3].set(xlabel="wall time (min)", ylabel="threads (average over the period)",
+                    title="GA3C: where its threads are")
+        axes[3].grid(alpha=0.3)
+        axes[3].legend(fontsize=6, loc="upper left", ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -108,6 +108,25 @@ class PeriodStats:
     updates: int = 0  # policy version at the end of the period (updates since the run began)
     env_steps: int = 0  # agent steps since the run began
     losses: dict[str, float] = field(default_factory=dict)
+    # threads busy in each activity, on average over the period (thread-seconds / seconds; THREAD_ACTIVITIES)
+    activity: dict[str, float] = field(default_factory=dict)
+
+
+# Where GA3C's threads spend their time (PeriodStats.activity): what each kind of thread does, with
+# what it waits for. The compute rows against the cores (2 on the machines of BENCHMARKS.md) tell
+# which kind of thread bounds a run; the waits tell who waits for whom.
+THREAD_ACTIVITIES = {
+    "agent_env": "agents stepping their env batch (physics or emulators) and keeping its statistics",
+    "agent_wait_prediction": "agents waiting for a predictor's actions",
+    "agent_stack": "agents stacking a finished rollout into one experience",
+    "agent_wait_training_queue": "agents waiting for room in the (bounded) training queue",
+    "predictor_wait_requests": "predictors waiting for observations to predict on",
+    "predictor_wait_model": "predictors waiting for the model lock (a trainer applying its step)",
+    "predictor_inference": "predictors running the policy on a batch and replying",
+    "trainer_wait_batch": "trainers waiting for a training batch's worth of experience",
+    "trainer_gradients": "trainers copying the model into their replica (under the lock) and computing V-trace A2C gradients",
+    "trainer_apply": "trainers waiting for the model lock and taking the optimizer step",
+}
 
 
 class Ga3cRunner:
@@ -142,6 +161,8 @@ class Ga3cRunner:
         self._length_sum = 0.0
         self._lag_sum = 0.0
         self._loss_sums: dict[str, float] = {}
+        self._seconds = dict.fromkeys(THREAD_ACTIVITIES, 0.0)  # thread-seconds per activity
+        self._doing: dict[int, tuple[str, float]] = {}  # per live thread: its activity and since when
         self._stat_lock = threading.Lock()
         self._threads: dict[str, list[threading.Thread]] = {"predictors": [], "trainers": []}
         self.history: list[PeriodStats] = []
@@ -152,17 +173,44 @@ class Ga3cRunner:
         self.training_batch = cfg.training_batch(sum(env.num_envs for env in self.envs), algo.num_steps_per_env)
 
     # --- threads ------------------------------------------------------------------------------------
+    def _enter(self, activity: str | None) -> None:
+        """The calling thread turns to `activity` (THREAD_ACTIVITIES; None: it ends); the time since
+        its last turn goes to the activity it leaves. learn() flushes the turns in progress at every
+        period's end, so each thread's every second counts once, in the period it passed in."""
+        now, thread = time.perf_counter(), threading.get_ident()
+        with self._stat_lock:
+            if thread in self._doing:
+                previous, since = self._doing.pop(thread)
+                self._seconds[previous] += now - since
+            if activity is not None:
+                self._doing[thread] = (activity, now)
+
+    def _flush_activities(self, now: float) -> None:
+        """(Under _stat_lock.) Counts the activities in progress up to `now`."""
+        for thread, (activity, since) in self._doing.items():
+            self._seconds[activity] += now - since
+            self._doing[thread] = (activity, now)
+
     def _agent(self, index: int) -> None:
+        self._enter("agent_env")
+        try:
+            self._agent_loop(index)
+        finally:
+            self._enter(None)
+
+    def _agent_loop(self, index: int) -> None:
         env, steps = self.envs[index], self.algo.num_steps_per_env
         obs = env.reset()[0]
         while not self.stop.is_set():
             rollout: list[tuple[Observations, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, int]] = []
             for _ in range(steps):
                 request = _Request(index, obs, threading.Event(), [])
+                self._enter("agent_wait_prediction")
                 self.prediction_queue.put(request)
                 while not request.done.wait(0.1):
                     if self.stop.is_set():
                         return
+                self._enter("agent_env")
                 actions, log_prob, values, version = request.reply
                 next_obs, reward, terminated, truncated, extras = env.step(actions)
                 # time-outs are bootstrapped as in the synchronous runner: r += γ·V(s_t)
@@ -176,6 +224,7 @@ class Ga3cRunner:
                         if "episode_length" in extras:
                             self._length_sum += float(extras["episode_length"][ended].float().sum())
                 obs = next_obs
+            self._enter("agent_stack")
             stacked = _Experience(
                 obs={g: torch.stack([r[0][g] for r in rollout]) for g in obs},
                 actions=torch.stack([r[1] for r in rollout]),
@@ -185,6 +234,7 @@ class Ga3cRunner:
                 last_obs=obs,
                 versions=torch.tensor([r[5] for r in rollout], dtype=torch.float32)[:, None].expand(steps, env.num_envs),
             )
+            self._enter("agent_wait_training_queue")
             while True:  # a full (bounded) queue: wait for the trainers, but not past a stop
                 try:
                     self.training_queue.put(stacked, timeout=0.1)
@@ -192,8 +242,16 @@ class Ga3cRunner:
                 except queue.Full:
                     if self.stop.is_set():
                         return
+            self._enter("agent_env")
 
     def _predictor(self, index: int) -> None:
+        self._enter("predictor_wait_requests")
+        try:
+            self._predictor_loop(index)
+        finally:
+            self._enter(None)
+
+    def _predictor_loop(self, index: int) -> None:
         # a resumed run (version > 0) draws new noise, not the first session's again
         generator = torch.Generator().manual_seed(derive_seed(self.seed, 2, index, self.version))
         while not self.stop.is_set() and index < self.wanted["predictors"]:
@@ -201,6 +259,7 @@ class Ga3cRunner:
                 first = self.prediction_queue.get(timeout=0.1)
             except queue.Empty:
                 continue
+            self._enter("predictor_inference")  # from gathering the batch to the last reply
             requests = [first]
             while len(requests) < self.cfg.max_prediction_batch:
                 try:
@@ -208,9 +267,12 @@ class Ga3cRunner:
                 except queue.Empty:
                     break
             obs = {g: torch.cat([r.obs[g] for r in requests]) for g in first.obs}
-            with torch.no_grad(), self.lock:
-                self.policy.update_normalization(obs)
-                step, values = self.policy.act_and_evaluate(obs, generator)
+            self._enter("predictor_wait_model")
+            with self.lock:
+                self._enter("predictor_inference")
+                with torch.no_grad():
+                    self.policy.update_normalization(obs)
+                    step, values = self.policy.act_and_evaluate(obs, generator)
                 version = self.version
             start = 0
             for request in requests:
@@ -220,8 +282,16 @@ class Ga3cRunner:
                 request.done.set()
             with self._stat_lock:
                 self._counters["predictions"] += start
+            self._enter("predictor_wait_requests")
 
     def _trainer(self, index: int) -> None:
+        self._enter("trainer_wait_batch")
+        try:
+            self._trainer_loop(index)
+        finally:
+            self._enter(None)
+
+    def _trainer_loop(self, index: int) -> None:
         replica = copy.deepcopy(self.policy)
         while not self.stop.is_set() and index < self.wanted["trainers"]:
             batch: list[_Experience] = []
@@ -235,15 +305,18 @@ class Ga3cRunner:
                 transitions += experience.rewards.numel()
             if self.stop.is_set():
                 return
+            self._enter("trainer_gradients")
             with self.lock:  # the current parameters (and normalizer statistics) into this trainer's replica
                 replica.load_state_dict(self.policy.state_dict())
                 version = self.version
             losses, lag = self._gradients(replica, batch, version)
+            self._enter("trainer_apply")
             with self.lock:
                 for shared, local in zip(self.policy.parameters(), replica.parameters(), strict=True):
                     shared.grad = local.grad
                 self.optimizer.step()
                 self.version += 1
+            self._enter("trainer_wait_batch")
             with self._stat_lock:
                 self._counters["updates"] += 1
                 self._counters["transitions"] += transitions
@@ -345,15 +418,20 @@ class Ga3cRunner:
             self._start(kind, count)
         try:
             while not finished():
-                period_start = time.perf_counter()
                 before = dict(self._counters)
                 returns_before, lengths_before, lag_before = self._return_sum, self._length_sum, self._lag_sum
                 losses_before = dict(self._loss_sums)
+                with self._stat_lock:
+                    period_start = time.perf_counter()
+                    self._flush_activities(period_start)
+                    seconds_before = dict(self._seconds)
                 period_end = period_start + max(0.0, min(self.cfg.adjust_every_s, seconds - (period_start - start)))
                 while not finished() and time.perf_counter() < period_end:
                     self.interrupt.wait(min(0.05, max(0.0, period_end - time.perf_counter())))
-                elapsed = max(time.perf_counter() - period_start, 1e-9)
                 with self._stat_lock:
+                    now = time.perf_counter()
+                    elapsed = max(now - period_start, 1e-9)
+                    self._flush_activities(now)
                     done = {k: self._counters[k] - before[k] for k in before}
                     episodes = done["episodes"]
                     returns = self._return_sum - returns_before
@@ -362,6 +440,7 @@ class Ga3cRunner:
                     losses = {k: (v - losses_before.get(k, 0.0)) / max(done["updates"], 1)
                               for k, v in self._loss_sums.items()}
                     predictions = self._counters["predictions"]
+                    activity = {k: (v - seconds_before[k]) / elapsed for k, v in self._seconds.items()}
                 stats = PeriodStats(
                     wall_time_s=self.wall_time_s + time.perf_counter() - start, pps=done["predictions"] / elapsed,
                     tps=done["updates"] / elapsed, transitions_per_s=done["transitions"] / elapsed,
@@ -369,7 +448,7 @@ class Ga3cRunner:
                     policy_lag=lag / max(done["updates"], 1), predictors=self.wanted["predictors"],
                     trainers=self.wanted["trainers"], mean_return=returns / episodes if episodes else float("nan"),
                     episodes=episodes, mean_episode_length=lengths / episodes if episodes else float("nan"),
-                    updates=self.version, env_steps=self.env_steps + predictions, losses=losses)
+                    updates=self.version, env_steps=self.env_steps + predictions, losses=losses, activity=activity)
                 self.history.append(stats)
                 if self.cfg.dynamic:
                     self.wanted.update(self.balancer.step(stats.tps))

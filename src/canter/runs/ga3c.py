@@ -102,6 +102,7 @@ def scalars(stats: PeriodStats) -> dict[str, float]:
            "GA3C/training_queue": float(stats.training_queue), "GA3C/predictors": float(stats.predictors),
            "GA3C/trainers": float(stats.trainers)}
     out.update({f"Loss/{name}": value for name, value in stats.losses.items()})
+    out.update({f"GA3C_threads/{name}": value for name, value in stats.activity.items()})
     return out
 
 

@@ -56,4 +56,7 @@ class Ga3cArgs:
             extra = f", policy lag {summary['ga3c_policy_lag']:.2f} updates" if side == "ga3c" else ""
             console.print(f"{side.upper():5s} PPS {summary[f'{side}_pps']:9,.0f}  TPS {summary[f'{side}_tps']:6.2f}  "
                           f"return over the last third {summary[f'{side}_late_return']:.2f}{extra}")
+        if summary["ga3c_threads"]:
+            console.print("GA3C threads busy (average count): " + ", ".join(
+                f"{name} {value:.2f}" for name, value in summary["ga3c_threads"].items()))
         return 0
