@@ -191,14 +191,15 @@ class Ga3cRunner:
             self._seconds[activity] += now - since
             self._doing[thread] = (activity, now)
 
-    def _agent(self, index: int) -> None:
-        self._enter("agent_env")
+    def _accounted(self, first_activity: str, loop: Callable[[int], None], index: int) -> None:
+        """A thread's body: `loop(index)`, its time accounted from `first_activity` on (_enter)."""
+        self._enter(first_activity)
         try:
-            self._agent_loop(index)
+            loop(index)
         finally:
             self._enter(None)
 
-    def _agent_loop(self, index: int) -> None:
+    def _agent(self, index: int) -> None:
         env, steps = self.envs[index], self.algo.num_steps_per_env
         obs = env.reset()[0]
         while not self.stop.is_set():
@@ -245,13 +246,6 @@ class Ga3cRunner:
             self._enter("agent_env")
 
     def _predictor(self, index: int) -> None:
-        self._enter("predictor_wait_requests")
-        try:
-            self._predictor_loop(index)
-        finally:
-            self._enter(None)
-
-    def _predictor_loop(self, index: int) -> None:
         # a resumed run (version > 0) draws new noise, not the first session's again
         generator = torch.Generator().manual_seed(derive_seed(self.seed, 2, index, self.version))
         while not self.stop.is_set() and index < self.wanted["predictors"]:
@@ -285,13 +279,6 @@ class Ga3cRunner:
             self._enter("predictor_wait_requests")
 
     def _trainer(self, index: int) -> None:
-        self._enter("trainer_wait_batch")
-        try:
-            self._trainer_loop(index)
-        finally:
-            self._enter(None)
-
-    def _trainer_loop(self, index: int) -> None:
         replica = copy.deepcopy(self.policy)
         while not self.stop.is_set() and index < self.wanted["trainers"]:
             batch: list[_Experience] = []
@@ -357,10 +344,12 @@ class Ga3cRunner:
                 "entropy": float(mean_entropy.detach())}, lag
 
     def _start(self, kind: str, count: int) -> None:
-        target = self._predictor if kind == "predictors" else self._trainer
+        loop, first = ((self._predictor, "predictor_wait_requests") if kind == "predictors"
+                       else (self._trainer, "trainer_wait_batch"))
         threads = [t for t in self._threads[kind] if t.is_alive()]
         for index in range(len(threads), count):
-            thread = threading.Thread(target=target, args=(index,), name=f"ga3c-{kind}-{index}", daemon=True)
+            thread = threading.Thread(target=self._accounted, args=(first, loop, index), name=f"ga3c-{kind}-{index}",
+                                      daemon=True)
             thread.start()
             threads.append(thread)
         self._threads[kind] = threads
@@ -410,7 +399,8 @@ class Ga3cRunner:
             return (self.interrupt.is_set() or time.perf_counter() - start >= seconds
                     or (max_env_steps is not None and self.env_steps + self._counters["predictions"] >= max_env_steps))
 
-        agents = [threading.Thread(target=self._agent, args=(i,), name=f"ga3c-agent-{i}", daemon=True)
+        agents = [threading.Thread(target=self._accounted, args=("agent_env", self._agent, i), name=f"ga3c-agent-{i}",
+                                   daemon=True)
                   for i in range(len(self.envs))]
         for thread in agents:
             thread.start()
