@@ -174,8 +174,7 @@ def side_windows(ga3c: dict[str, Any], a2c: dict[str, Any], seconds: float, coun
 def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path, seconds: float) -> None:
     """Score, agent steps/s and updates/s of both sides against wall time, each over twenty windows
     of the run (fewer where GA3C had under three periods per window; a long run's per-period values
-    are too noisy to read), and where GA3C's threads were
-    in each period (stacked), as a PNG."""
+    are too noisy to read), and where GA3C's threads were in each period (stacked), as a PNG."""
     import matplotlib
 
     matplotlib.use("Agg")

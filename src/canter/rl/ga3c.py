@@ -408,13 +408,13 @@ class Ga3cRunner:
             self._start(kind, count)
         try:
             while not finished():
-                before = dict(self._counters)
-                returns_before, lengths_before, lag_before = self._return_sum, self._length_sum, self._lag_sum
-                losses_before = dict(self._loss_sums)
-                with self._stat_lock:
+                with self._stat_lock:  # every figure's start in one consistent snapshot
                     period_start = time.perf_counter()
                     self._flush_activities(period_start)
                     seconds_before = dict(self._seconds)
+                    before = dict(self._counters)
+                    returns_before, lengths_before, lag_before = self._return_sum, self._length_sum, self._lag_sum
+                    losses_before = dict(self._loss_sums)
                 period_end = period_start + max(0.0, min(self.cfg.adjust_every_s, seconds - (period_start - start)))
                 while not finished() and time.perf_counter() < period_end:
                     self.interrupt.wait(min(0.05, max(0.0, period_end - time.perf_counter())))
