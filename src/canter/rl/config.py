@@ -192,6 +192,9 @@ class Ga3cCfg(Validated):
     wait (0: no bound). Unbounded, agents that outrun the trainers fill the queue and the policy lag
     grows without end (Pong on 2 cores: 120 updates after 7 minutes, BENCHMARKS.md §16); bounded at
     4, the agents slow to the trainers' pace, the lag stays at 7 and more updates get done.
+    share_cores: the n predictors, and the n trainers, each run torch's ops on cores / n threads
+    (at least 1), so that a second thread of a kind splits the cores with the first instead of
+    running a second full set of OpenMP threads beside it (False: every thread uses torch's default).
     """
 
     num_agents: int = 4
@@ -206,6 +209,7 @@ class Ga3cCfg(Validated):
     rho_bar: float = 1.0
     c_bar: float = 1.0
     max_training_queue: int = 4
+    share_cores: bool = True
 
     config_name = "algo.ga3c"
 

@@ -8,9 +8,9 @@ a training queue; trainer threads gather at least `min_training_batch` transitio
 policy lag (μ acted, π has since been updated) with V-trace (canter.rl.vtrace), and take one A2C step.
 
 Counts of predictors and trainers are balanced at run time as in the GA3C paper: every
-`adjust_every_s` the balancer (ThreadBalancer) compares the trainings per second (TPS) of the last
-period with the best so far, keeps a change that raised it and undoes one that did not, then tries
-another random ±1 step. PPS (predictions/s: agent steps served), TPS (updates/s), queue lengths and
+`adjust_every_s` the balancer (ThreadBalancer) adds the trainings per second (TPS) of the last
+period to its counts' mean, and alternates between the counts with the best mean and a trial of one
+random ±1 step from them (the best measured again between trials, so noise cannot hold the climb). PPS (predictions/s: agent steps served), TPS (updates/s), queue lengths and
 the policy lag (updates between acting and training) are measured per period.
 
 Threads share the model: a trainer copies the parameters into its own replica under the lock,
@@ -35,6 +35,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
+from canter.core.device import available_cores
 from canter.core.rng import derive_seed
 from canter.rl.algorithm import bf16_autocast
 from canter.rl.config import AlgoCfg, Ga3cCfg
@@ -46,30 +47,70 @@ Observations = dict[str, torch.Tensor]
 
 
 class ThreadBalancer:
-    """GA3C's run-time search over (predictors, trainers): hill climbing on the measured TPS.
+    """GA3C's run-time search over (predictors, trainers): hill climbing on the measured TPS, made
+    robust to noise.
 
-    `step(tps)` takes the TPS measured with the current counts and returns the counts to run next:
-    if the last change did not beat the best TPS seen, it is undone; then one count is moved by ±1
-    (chosen by `rng`, within [1, max]). Counts are a dict {"predictors": p, "trainers": t}."""
+    `step(tps)` takes the TPS measured with the current counts and returns the counts to run next.
+    Every measurement joins its counts' running mean, and the best counts are those with the highest
+    mean so far. From the best counts the next period tries one count moved by ±1 (chosen by `rng`,
+    within [1, max]). A trial whose mean beats theirs becomes the best and the next trial starts from
+    it; after any other trial the next period goes back to the best counts. So the best counts are
+    measured again after every losing trial, and a lucky period cannot hold the climb for good: the plain climber (keep a move that beat the
+    best single TPS seen, else undo it and move again at once) never measured its best counts again,
+    and on a noisy CPU stayed wherever one period had been lucky (GA3C on Pong spent 18 of 29 periods
+    at 2 trainers, which are 20 % slower than 1 on 2 cores; BENCHMARKS.md §16). Counts are a dict
+    {"predictors": p, "trainers": t}."""
 
     def __init__(self, counts: dict[str, int], bounds: dict[str, int], rng: random.Random):
         self.counts = dict(counts)
         self.bounds = dict(bounds)
         self.rng = rng
-        self.best_tps = float("-inf")
         self.best_counts = dict(counts)
+        # per counts (sorted (name, count) pairs): [TPS sum, periods]
+        self.measured: dict[tuple[tuple[str, int], ...], list[float]] = {}
+
+    @staticmethod
+    def _key(counts: dict[str, int]) -> tuple[tuple[str, int], ...]:
+        return tuple(sorted(counts.items()))
+
+    def mean_tps(self, counts: dict[str, int]) -> float:
+        """The mean TPS measured with `counts` (-inf if never measured)."""
+        total, periods = self.measured.get(self._key(counts), (0.0, 0.0))
+        return total / periods if periods else float("-inf")
+
+    @property
+    def best_tps(self) -> float:
+        return self.mean_tps(self.best_counts)
 
     def step(self, tps: float) -> dict[str, int]:
-        if tps > self.best_tps:
-            self.best_tps, self.best_counts = tps, dict(self.counts)
-        else:  # the last move did not help: back to the best counts
+        entry = self.measured.setdefault(self._key(self.counts), [0.0, 0.0])
+        entry[0] += tps
+        entry[1] += 1
+        self.best_counts = dict(max(self.measured, key=lambda key: self.measured[key][0] / self.measured[key][1]))
+        if self.counts != self.best_counts:  # a trial ended (or the best fell behind): measure the best again
             self.counts = dict(self.best_counts)
+            return dict(self.counts)
         moves = [(name, delta) for name in sorted(self.counts) for delta in (-1, 1)
                  if 1 <= self.counts[name] + delta <= self.bounds[name]]
         if moves:
             name, delta = self.rng.choice(moves)
             self.counts[name] += delta
         return dict(self.counts)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"counts": dict(self.counts), "best_counts": dict(self.best_counts),
+                "measured": [[dict(key), total, periods] for key, (total, periods) in self.measured.items()]}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a state_dict(); a checkpoint of the plain climber (best_tps, no means) keeps its
+        counts and best counts, and its best TPS as one measurement of them."""
+        self.counts = dict(state["counts"])
+        self.best_counts = dict(state["best_counts"])
+        if "measured" in state:
+            self.measured = {self._key(counts): [float(total), float(periods)]
+                             for counts, total, periods in state["measured"]}
+        elif float(state.get("best_tps", float("-inf"))) > float("-inf"):
+            self.measured = {self._key(self.best_counts): [float(state["best_tps"]), 1.0]}
 
 
 class _Request(NamedTuple):
@@ -170,6 +211,7 @@ class Ga3cRunner:
         self.env_steps = 0
         self.interrupt = threading.Event()
         self._started: float | None = None
+        self._cores = available_cores()
         self.training_batch = cfg.training_batch(sum(env.num_envs for env in self.envs), algo.num_steps_per_env)
 
     # --- threads ------------------------------------------------------------------------------------
@@ -198,6 +240,15 @@ class Ga3cRunner:
             loop(index)
         finally:
             self._enter(None)
+
+    def _share_cores(self, kind: str) -> None:
+        """With cfg.share_cores, the calling thread's torch ops get the cores / (threads of its kind)
+        (torch.set_num_threads is per thread under OpenMP); called before each batch of work, so the
+        split follows the balancer's counts."""
+        if self.cfg.share_cores:
+            threads = max(1, self._cores // max(1, self.wanted[kind]))
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
 
     def _agent(self, index: int) -> None:
         env, steps = self.envs[index], self.algo.num_steps_per_env
@@ -254,6 +305,7 @@ class Ga3cRunner:
             except queue.Empty:
                 continue
             self._enter("predictor_inference")  # from gathering the batch to the last reply
+            self._share_cores("predictors")
             requests = [first]
             while len(requests) < self.cfg.max_prediction_batch:
                 try:
@@ -293,6 +345,7 @@ class Ga3cRunner:
             if self.stop.is_set():
                 return
             self._enter("trainer_gradients")
+            self._share_cores("trainers")
             with self.lock:  # the current parameters (and normalizer statistics) into this trainer's replica
                 replica.load_state_dict(self.policy.state_dict())
                 version = self.version
@@ -365,8 +418,7 @@ class Ga3cRunner:
                 "wall_time_s": self.wall_time_s + self._session_time(),
                 "env_steps": self.env_steps + self._counters["predictions"],
                 "counts": dict(self.wanted),
-                "balancer": {"best_tps": self.balancer.best_tps, "best_counts": dict(self.balancer.best_counts),
-                             "counts": dict(self.balancer.counts)},
+                "balancer": self.balancer.state_dict(),
                 "history": [dataclasses.asdict(p) for p in self.history],
             }
 
@@ -378,10 +430,7 @@ class Ga3cRunner:
         self.wall_time_s = float(state["wall_time_s"])
         self.env_steps = int(state["env_steps"])
         self.wanted.update(state["counts"])
-        balancer = state["balancer"]
-        self.balancer.best_tps = float(balancer["best_tps"])
-        self.balancer.best_counts = dict(balancer["best_counts"])
-        self.balancer.counts = dict(balancer["counts"])
+        self.balancer.load_state_dict(state["balancer"])
         self.history = [PeriodStats(**p) for p in state["history"]]
 
     def _session_time(self) -> float:
