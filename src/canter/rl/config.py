@@ -195,6 +195,8 @@ class Ga3cCfg(Validated):
     share_cores: the n predictors, and the n trainers, each run torch's ops on cores / n threads
     (at least 1), so that a second thread of a kind splits the cores with the first instead of
     running a second full set of OpenMP threads beside it (False: every thread uses torch's default).
+    On Pong on 2 cores this made two trainers 26 % faster than one, where they had been 20 % slower
+    (BENCHMARKS.md §16).
     """
 
     num_agents: int = 4

@@ -10,7 +10,9 @@ policy lag (μ acted, π has since been updated) with V-trace (canter.rl.vtrace)
 Counts of predictors and trainers are balanced at run time as in the GA3C paper: every
 `adjust_every_s` the balancer (ThreadBalancer) adds the trainings per second (TPS) of the last
 period to its counts' mean, and alternates between the counts with the best mean and a trial of one
-random ±1 step from them (the best measured again between trials, so noise cannot hold the climb). PPS (predictions/s: agent steps served), TPS (updates/s), queue lengths and
+random ±1 step from them (the best measured again between trials, so noise cannot hold the climb).
+With cfg.share_cores the threads of a kind split the cores between them (each sets its own torch
+intra-op thread count). PPS (predictions/s: agent steps served), TPS (updates/s), queue lengths and
 the policy lag (updates between acting and training) are measured per period.
 
 Threads share the model: a trainer copies the parameters into its own replica under the lock,
@@ -55,11 +57,10 @@ class ThreadBalancer:
     mean so far. From the best counts the next period tries one count moved by ±1 (chosen by `rng`,
     within [1, max]). A trial whose mean beats theirs becomes the best and the next trial starts from
     it; after any other trial the next period goes back to the best counts. So the best counts are
-    measured again after every losing trial, and a lucky period cannot hold the climb for good: the plain climber (keep a move that beat the
-    best single TPS seen, else undo it and move again at once) never measured its best counts again,
-    and on a noisy CPU stayed wherever one period had been lucky (GA3C on Pong spent 18 of 29 periods
-    at 2 trainers, which are 20 % slower than 1 on 2 cores; BENCHMARKS.md §16). Counts are a dict
-    {"predictors": p, "trainers": t}."""
+    measured again after every losing trial, and a lucky period cannot hold the climb for good. The
+    plain climber before it (keep a move that beat the best single TPS seen, else undo it and move
+    again at once) never measured its best counts again, and on a noisy CPU stayed wherever one period
+    had been lucky. Counts are a dict {"predictors": p, "trainers": t}."""
 
     def __init__(self, counts: dict[str, int], bounds: dict[str, int], rng: random.Random):
         self.counts = dict(counts)
