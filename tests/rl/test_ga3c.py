@@ -126,12 +126,17 @@ def test_balancer_state_round_trips_and_reads_the_plain_climbers_checkpoints():
     assert restored.best_tps == 7.5 and restored.best_counts == {"predictors": 2, "trainers": 1}
 
 
-def test_the_runner_learns_a_discrete_choice_and_reports_its_system_figures():
-    torch.manual_seed(0)
-    envs = [PickTheLit(num_envs=16, seed=s) for s in range(3)]
+def _pick_the_lit(num_agents: int) -> tuple[list[PickTheLit], ActorCritic]:
+    """One 16-env PickTheLit batch per agent and a small categorical actor-critic for them."""
+    envs = [PickTheLit(num_envs=16, seed=s) for s in range(num_agents)]
     cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), distribution="categorical",
                     critic_obs_groups=("policy",))
-    policy = ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
+    return envs, ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
+
+
+def test_the_runner_learns_a_discrete_choice_and_reports_its_system_figures():
+    torch.manual_seed(0)
+    envs, policy = _pick_the_lit(3)
     algo = AlgoCfg(algo="a2c", num_steps_per_env=4, learning_rate=3e-3, entropy_coef=0.0, lam=1.0, schedule="fixed")
     ga3c = Ga3cCfg(num_agents=3, min_training_batch=64, adjust_every_s=0.5, max_predictors=2, max_trainers=2,
                    max_training_queue=2)
@@ -150,10 +155,7 @@ def test_every_thread_second_is_accounted_to_one_activity():
     activities in progress are counted at each period's end, so in every period after the first (all
     threads started; fixed counts here) the threads busy per kind add up to the number of threads of
     that kind, however the threads are scheduled."""
-    envs = [PickTheLit(num_envs=16, seed=s) for s in range(3)]
-    cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), distribution="categorical",
-                    critic_obs_groups=("policy",))
-    policy = ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
+    envs, policy = _pick_the_lit(3)
     algo = AlgoCfg(algo="a2c", num_steps_per_env=4, learning_rate=3e-3, schedule="fixed")
     ga3c = Ga3cCfg(num_agents=3, predictors=1, trainers=2, dynamic=False, min_training_batch=128,
                    adjust_every_s=0.25, max_training_queue=1)
@@ -173,10 +175,7 @@ def test_threads_of_a_kind_split_the_cores_between_them():
     """With share_cores, each of n trainers (and of n predictors) runs torch ops on cores / n threads;
     without it, on the default of a new thread."""
     def threads_used(share: bool) -> tuple[set[int], set[int]]:
-        envs = [PickTheLit(num_envs=16, seed=s) for s in range(2)]
-        cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,), distribution="categorical",
-                        critic_obs_groups=("policy",))
-        policy = ActorCritic(envs[0].observation_shapes, 4, cfg, init_generator=make_generator(0, "cpu"))
+        envs, policy = _pick_the_lit(2)
         algo = AlgoCfg(algo="a2c", num_steps_per_env=4, learning_rate=3e-3, schedule="fixed")
         ga3c = Ga3cCfg(num_agents=2, predictors=1, trainers=2, max_trainers=2, dynamic=False, min_training_batch=64,
                        adjust_every_s=0.25, share_cores=share)
