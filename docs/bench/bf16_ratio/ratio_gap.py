@@ -16,7 +16,7 @@ import torch
 from canter.runs.load import load_run
 
 run_dir, checkpoint = sys.argv[1], sys.argv[2]
-_, _, runner = load_run(run_dir, num_envs=64 if "pong" in run_dir else None, checkpoint=checkpoint)
+_, _, runner = load_run(run_dir, checkpoint=checkpoint)
 algorithm, env = runner.algorithm, runner.env
 obs = env.reset()[0]
 with torch.no_grad():
