@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,8 +24,8 @@ from canter.envs.atari import AtariEnv, AtariEnvCfg  # noqa: E402
 
 def _plain(num_envs: int = 1, **kwargs) -> AtariEnv:
     """Deterministic Pong: no sticky actions, no no-op starts, no FIRE at reset, one frame per step."""
-    settings = dict(game="pong", num_envs=num_envs, frameskip=1, repeat_action_probability=0.0, noop_max=0,
-                    use_fire_reset=False, num_threads=1)
+    settings: dict[str, Any] = dict(game="pong", num_envs=num_envs, frameskip=1, repeat_action_probability=0.0,
+                                    noop_max=0, use_fire_reset=False, num_threads=1)
     settings.update(kwargs)
     return AtariEnv(AtariEnvCfg(**settings))
 
@@ -109,6 +110,28 @@ def test_evaluation_scores_whole_games_with_unclipped_rewards():
     steps = [env.step(action) for _ in range(4)]
     assert [s[1].tolist() for s in steps][:2] == [[4.0, 0.0], [0.0, 7.0]]
     assert [s[2].tolist() for s in steps] == [[False, False], [False, False], [False, True], [True, False]]
+
+
+def test_training_may_play_other_sticky_actions_but_scoring_plays_the_protocols():
+    # the protocol's sticky actions at 1.0 repeat NOOP forever; training plays deterministic emulators
+    env = _plain(num_envs=2, frameskip=4, repeat_action_probability=1.0, train_repeat_action_probability=0.0)
+    assert env.cfg.sticky_actions == 0.0 and env.cfg.evaluation().sticky_actions == 1.0
+    assert env.cfg.evaluation().train_repeat_action_probability is None
+
+    def up_and_noop_frames() -> torch.Tensor:
+        env.reset()
+        for _ in range(12):  # env 0 holds RIGHT (the paddle goes up), env 1 NOOP
+            obs, *_ = env.step(torch.tensor([2, 0]))
+        return obs["policy"][:, -1]
+
+    frames = up_and_noop_frames()
+    assert (frames[0] != frames[1]).sum() > 20  # training: the paddle moved
+    env.evaluation()
+    assert env.cfg.sticky_actions == 1.0 and not env.cfg.episodic_life and not env.cfg.clip_rewards
+    frames = up_and_noop_frames()
+    assert torch.equal(frames[0], frames[1])  # scoring: RIGHT never replaces the first NOOP
+    with pytest.raises(ConfigError, match="train_repeat_action_probability"):
+        AtariEnvCfg(train_repeat_action_probability=1.5).validate()
 
 
 def test_protocol_defaults_and_shapes():

@@ -59,7 +59,7 @@ def _time(step: Callable[[], object], seconds: float, frames_per_step: int) -> f
 
 
 def _vector_kwargs(cfg: AtariEnvCfg, threads: int) -> dict[str, Any]:
-    return dict(num_threads=threads, frameskip=cfg.frameskip, repeat_action_probability=cfg.repeat_action_probability,
+    return dict(num_threads=threads, frameskip=cfg.frameskip, repeat_action_probability=cfg.sticky_actions,
                 max_num_frames_per_episode=cfg.max_episode_frames, noop_max=cfg.noop_max, stack_num=cfg.stack,
                 img_height=cfg.size, img_width=cfg.size, autoreset_mode="SameStep", reward_clipping=False)
 
@@ -112,7 +112,7 @@ def _sync_vector(cfg: AtariEnvCfg, num_envs: int, rng: np.random.Generator) -> t
     env_id = "ALE/" + "".join(part.capitalize() for part in cfg.game.split("_")) + "-v5"
 
     def make() -> Any:
-        env = gym.make(env_id, frameskip=1, repeat_action_probability=cfg.repeat_action_probability,
+        env = gym.make(env_id, frameskip=1, repeat_action_probability=cfg.sticky_actions,
                        max_num_frames_per_episode=cfg.max_episode_frames)
         env = AtariPreprocessing(env, noop_max=cfg.noop_max, frame_skip=cfg.frameskip, screen_size=cfg.size)
         return FrameStackObservation(env, cfg.stack)

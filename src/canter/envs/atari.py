@@ -18,7 +18,9 @@ aids, on by default and never used for scores: `episodic_life` (a lost life is t
 learner, no bootstrap, while the game goes on: the classic DQN setting) and `clip_rewards` (the learner
 gets sign(r)). `extras["episode_return"]` is always the unclipped game score and `extras["episode_end"]`
 marks real game ends, which the runner and `canter eval` count (a lost life is not an episode).
-`evaluation()` turns both aids off.
+`evaluation()` turns both aids off. Training may also play with other sticky actions than the protocol's
+(`train_repeat_action_probability`, e.g. 0: deterministic emulators); every evaluation plays with the
+protocol's.
 
 The emulators' states are not saved: a resumed run starts new games (state_dict holds the counters).
 """
@@ -48,8 +50,9 @@ class AtariEnvCfg(Validated):
 
     game: ale-py's ROM id, snake_case ("pong", "breakout", "space_invaders"; `canter list` names the task).
     frameskip: emulator frames per agent step (the action repeats; the observation keeps the max of
-        the last two frames). repeat_action_probability: sticky actions (0.25: the Machado et al.
-        protocol). max_episode_frames: game frames before a time-out. noop_max: up to this many no-op
+        the last two frames). repeat_action_probability: sticky actions of the protocol (0.25: the
+        Machado et al. protocol; every evaluation plays with it). train_repeat_action_probability:
+        sticky actions while training, where they differ (None: the protocol's). max_episode_frames: game frames before a time-out. noop_max: up to this many no-op
         frames at each game start. use_fire_reset: press FIRE at game start where the game needs it.
     stack, size: frames per observation and their side in pixels. num_threads: emulator threads
         (0: one per core). episodic_life, clip_rewards: training aids (see the module doc).
@@ -61,6 +64,7 @@ class AtariEnvCfg(Validated):
     seed: int = 0
     frameskip: int = 4
     repeat_action_probability: float = 0.25
+    train_repeat_action_probability: float | None = None
     max_episode_frames: int = 108_000
     noop_max: int = 30
     use_fire_reset: bool = True
@@ -77,6 +81,8 @@ class AtariEnvCfg(Validated):
         require_at_least(self, "num_envs", 1, integer=True)
         require_at_least(self, "frameskip", 1, integer=True)
         require_in_range(self, "repeat_action_probability", 0.0, 1.0)
+        if self.train_repeat_action_probability is not None:
+            require_in_range(self, "train_repeat_action_probability", 0.0, 1.0)
         require_at_least(self, "max_episode_frames", 1, integer=True)
         require_at_least(self, "noop_max", 0, integer=True)
         require_at_least(self, "stack", 1, integer=True)
@@ -84,9 +90,15 @@ class AtariEnvCfg(Validated):
         require_at_least(self, "num_threads", 0, integer=True)
         rom_path(self.game)
 
+    @property
+    def sticky_actions(self) -> float:
+        """The repeat-action probability the emulators play with under this config."""
+        train = self.train_repeat_action_probability
+        return self.repeat_action_probability if train is None else train
+
     def evaluation(self) -> AtariEnvCfg:
-        """A copy for scoring: no episodic life, unclipped rewards (the protocol's settings kept)."""
-        return dataclasses.replace(self, episodic_life=False, clip_rewards=False)
+        """A copy for scoring: no episodic life, unclipped rewards, the protocol's sticky actions."""
+        return dataclasses.replace(self, episodic_life=False, clip_rewards=False, train_repeat_action_probability=None)
 
 
 def rom_path(game: str) -> str:
@@ -111,26 +123,32 @@ def rom_path(game: str) -> str:
     return str(path)
 
 
+def _vector_interface(cfg: AtariEnvCfg) -> Any:
+    """ale-py's vector env of `cfg`'s games, with the emulator doing frame skip, max-pool, grayscale,
+    resize and stack, and none of its own training aids (AtariEnv applies them)."""
+    from ale_py import ALEVectorInterface
+
+    return ALEVectorInterface(
+        rom_path=Path(rom_path(cfg.game)), num_envs=cfg.num_envs, frame_skip=cfg.frameskip, stack_num=cfg.stack,
+        img_height=cfg.size, img_width=cfg.size, grayscale=True, maxpool=True, noop_max=cfg.noop_max,
+        use_fire_reset=cfg.use_fire_reset, episodic_life=False, life_loss_info=False, reward_clipping=False,
+        max_episode_steps=cfg.max_episode_frames, repeat_action_probability=cfg.sticky_actions,
+        full_action_space=cfg.full_action_space, batch_size=0, num_threads=cfg.num_threads,
+        thread_affinity_offset=-1, autoreset_mode="SameStep",
+    )
+
+
 class AtariEnv:
     """`cfg.num_envs` games of `cfg.game` behind the Canter VecEnv protocol (canter.envs.vec_env)."""
 
     discrete_actions = True
 
     def __init__(self, cfg: AtariEnvCfg, console: Any = None):
-        from ale_py import ALEVectorInterface
-
         cfg.validate()
         self.cfg = cfg
         self.device = resolve_device(cfg.device)
         self.num_envs = cfg.num_envs
-        self.ale = ALEVectorInterface(
-            rom_path=Path(rom_path(cfg.game)), num_envs=cfg.num_envs, frame_skip=cfg.frameskip, stack_num=cfg.stack,
-            img_height=cfg.size, img_width=cfg.size, grayscale=True, maxpool=True, noop_max=cfg.noop_max,
-            use_fire_reset=cfg.use_fire_reset, episodic_life=False, life_loss_info=False, reward_clipping=False,
-            max_episode_steps=cfg.max_episode_frames, repeat_action_probability=cfg.repeat_action_probability,
-            full_action_space=cfg.full_action_space, batch_size=0, num_threads=cfg.num_threads,
-            thread_affinity_offset=-1, autoreset_mode="SameStep",
-        )
+        self.ale = _vector_interface(cfg)
         self.action_set = list(self.ale.get_action_set())
         self.num_actions = len(self.action_set)
         self.step_dt = cfg.frameskip / FRAMES_PER_SECOND
@@ -143,7 +161,7 @@ class AtariEnv:
         self.obs_buf: dict[str, torch.Tensor] = {}
         if console is not None:
             console.print(f"[bold]Atari[/bold] {cfg.game}: {self.num_envs} games, {self.num_actions} actions, "
-                          f"frame skip {cfg.frameskip}, sticky actions {cfg.repeat_action_probability}, "
+                          f"frame skip {cfg.frameskip}, sticky actions {cfg.sticky_actions}, "
                           f"episodic life {cfg.episodic_life}, reward clipping {cfg.clip_rewards}")
 
     # --- VecEnv -----------------------------------------------------------------------------------
@@ -214,8 +232,15 @@ class AtariEnv:
         return actions.to("cpu", torch.int32).numpy()
 
     def evaluation(self) -> None:
-        """Score from here on: no episodic life, unclipped rewards (games already running go on)."""
-        self.cfg = self.cfg.evaluation()
+        """Score from here on: no episodic life, unclipped rewards (games already running go on), and
+        the protocol's sticky actions: where training played with others, the emulators are rebuilt
+        and every env starts a new game."""
+        scoring = self.cfg.evaluation()
+        rebuild = scoring.sticky_actions != self.cfg.sticky_actions
+        self.cfg = scoring
+        if rebuild:
+            self.ale = _vector_interface(scoring)
+            self.reset()
 
     def state_dict(self) -> dict[str, Any]:
         """The counters only: the emulators' states are not saved (a resumed run starts new games)."""
