@@ -2,6 +2,7 @@
 # BENCHMARKS §19: does left-right symmetry get the dog to its target sooner? One run at a time, in this
 # order within each seed: no symmetry (the default), mirrored samples added to every minibatch, the
 # mirror loss. Usage: bash measure.sh OUT_DIR [SEEDS...]
+# (committed beside it as VARIANT_sSEED.json/.png, from OUT_DIR/ttt_VARIANT_sSEED/time_to_target.*)
 D=${1:?output directory}; shift
 mkdir -p "$D"
 SEEDS=("$@"); [ ${#SEEDS[@]} -eq 0 ] && SEEDS=(0 1)

@@ -52,8 +52,9 @@ class AtariEnvCfg(Validated):
     frameskip: emulator frames per agent step (the action repeats; the observation keeps the max of
         the last two frames). repeat_action_probability: sticky actions of the protocol (0.25: the
         Machado et al. protocol; every evaluation plays with it). train_repeat_action_probability:
-        sticky actions while training, where they differ (None: the protocol's). max_episode_frames: game frames before a time-out. noop_max: up to this many no-op
-        frames at each game start. use_fire_reset: press FIRE at game start where the game needs it.
+        sticky actions while training, where they differ (None: the protocol's). max_episode_frames:
+        game frames before a time-out. noop_max: up to this many no-op frames at each game start.
+        use_fire_reset: press FIRE at game start where the game needs it.
     stack, size: frames per observation and their side in pixels. num_threads: emulator threads
         (0: one per core). episodic_life, clip_rewards: training aids (see the module doc).
     """
