@@ -134,6 +134,44 @@ def test_training_may_play_other_sticky_actions_but_scoring_plays_the_protocols(
         AtariEnvCfg(train_repeat_action_probability=1.5).validate()
 
 
+def test_training_switches_to_the_protocols_sticky_actions_after_its_frames():
+    # 2 games x 4 frames per step: the switch comes after the 12th step (96 frames)
+    kwargs: dict[str, Any] = dict(num_envs=2, frameskip=4, repeat_action_probability=1.0,
+                                  train_repeat_action_probability=0.0, train_repeat_action_frames=96)
+    env = _plain(**kwargs)
+    env.reset()
+    for step in range(1, 13):  # env 0 holds RIGHT, env 1 NOOP
+        obs, _reward, terminated, truncated, extras = env.step(torch.tensor([2, 0]))
+        if step == 11:
+            assert (obs["policy"][0, -1] != obs["policy"][1, -1]).sum() > 20  # deterministic: the paddle moved
+            assert not truncated.any() and env.cfg.sticky_actions == 0.0
+    # the 12th step cut both games (time-outs for the learner, not game ends for the scores)
+    assert truncated.all() and not terminated.any() and not extras["episode_end"].any()
+    assert env.cfg.sticky_actions == 1.0 and env.cfg.train_repeat_action_frames is None
+    assert env.cfg.episodic_life  # still training: only the stickiness changed
+    assert torch.equal(obs["policy"][0], obs["policy"][1])  # new games, first frames
+    assert int(env.episode_length_buf.sum()) == 0
+    for _ in range(12):
+        obs, _reward, _terminated, truncated, _extras = env.step(torch.tensor([2, 0]))
+        assert not truncated.any()
+    assert torch.equal(obs["policy"][0, -1], obs["policy"][1, -1])  # the protocol's: NOOP repeats forever
+    state = env.state_dict()
+    assert state["frames"] == 24 * 8
+
+    # a resumed run plays where it left off: past the switch, the protocol's; before it, training's
+    resumed = _plain(**kwargs)
+    resumed.load_state_dict(state)
+    assert resumed.cfg.sticky_actions == 1.0
+    early = _plain(**kwargs)
+    early.load_state_dict({"games_started": 2, "frames": 8})
+    assert early.cfg.sticky_actions == 0.0 and early.cfg.train_repeat_action_frames == 96
+    with pytest.raises(ConfigError, match="train_repeat_action_frames: needs train_repeat_action_probability"):
+        AtariEnvCfg(train_repeat_action_frames=1000).validate()
+    with pytest.raises(ConfigError, match="train_repeat_action_frames"):
+        AtariEnvCfg(train_repeat_action_probability=0.0, train_repeat_action_frames=0).validate()
+    assert AtariEnvCfg(train_repeat_action_probability=0.0, train_repeat_action_frames=9).evaluation().sticky_actions == 0.25
+
+
 def test_protocol_defaults_and_shapes():
     cfg = AtariEnvCfg()
     assert (cfg.frameskip, cfg.repeat_action_probability, cfg.max_episode_frames, cfg.noop_max) == (4, 0.25, 108_000, 30)

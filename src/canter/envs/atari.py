@@ -19,8 +19,10 @@ learner, no bootstrap, while the game goes on: the classic DQN setting) and `cli
 gets sign(r)). `extras["episode_return"]` is always the unclipped game score and `extras["episode_end"]`
 marks real game ends, which the runner and `canter eval` count (a lost life is not an episode).
 `evaluation()` turns both aids off. Training may also play with other sticky actions than the protocol's
-(`train_repeat_action_probability`, e.g. 0: deterministic emulators); every evaluation plays with the
-protocol's.
+(`train_repeat_action_probability`, e.g. 0: deterministic emulators), for the whole of training or
+for its first `train_repeat_action_frames` frames (a curriculum: learn the game on deterministic
+emulators, then adapt to the protocol's; at the switch the emulators are rebuilt and every game is cut
+as a time-out); every evaluation plays with the protocol's.
 
 The emulators' states are not saved: a resumed run starts new games (state_dict holds the counters).
 """
@@ -52,7 +54,10 @@ class AtariEnvCfg(Validated):
     frameskip: emulator frames per agent step (the action repeats; the observation keeps the max of
         the last two frames). repeat_action_probability: sticky actions of the protocol (0.25: the
         Machado et al. protocol; every evaluation plays with it). train_repeat_action_probability:
-        sticky actions while training, where they differ (None: the protocol's). max_episode_frames:
+        sticky actions while training, where they differ (None: the protocol's).
+        train_repeat_action_frames: training frames (all games, agent steps x frameskip) played with
+        train_repeat_action_probability before training switches to the protocol's (None: never
+        switch; a resumed run switches where it left off). max_episode_frames:
         game frames before a time-out. noop_max: up to this many no-op frames at each game start.
         use_fire_reset: press FIRE at game start where the game needs it.
     stack, size: frames per observation and their side in pixels. num_threads: emulator threads
@@ -66,6 +71,7 @@ class AtariEnvCfg(Validated):
     frameskip: int = 4
     repeat_action_probability: float = 0.25
     train_repeat_action_probability: float | None = None
+    train_repeat_action_frames: int | None = None
     max_episode_frames: int = 108_000
     noop_max: int = 30
     use_fire_reset: bool = True
@@ -84,6 +90,11 @@ class AtariEnvCfg(Validated):
         require_in_range(self, "repeat_action_probability", 0.0, 1.0)
         if self.train_repeat_action_probability is not None:
             require_in_range(self, "train_repeat_action_probability", 0.0, 1.0)
+        if self.train_repeat_action_frames is not None:
+            require_at_least(self, "train_repeat_action_frames", 1, integer=True)
+            if self.train_repeat_action_probability is None:
+                raise fail("train_repeat_action_frames", "needs train_repeat_action_probability (the sticky "
+                           "actions to play before the switch)")
         require_at_least(self, "max_episode_frames", 1, integer=True)
         require_at_least(self, "noop_max", 0, integer=True)
         require_at_least(self, "stack", 1, integer=True)
@@ -99,7 +110,14 @@ class AtariEnvCfg(Validated):
 
     def evaluation(self) -> AtariEnvCfg:
         """A copy for scoring: no episodic life, unclipped rewards, the protocol's sticky actions."""
-        return dataclasses.replace(self, episodic_life=False, clip_rewards=False, train_repeat_action_probability=None)
+        return dataclasses.replace(self, episodic_life=False, clip_rewards=False, **_PROTOCOL_STICKY)
+
+    def after_switch(self) -> AtariEnvCfg:
+        """A copy for training past train_repeat_action_frames: the protocol's sticky actions."""
+        return dataclasses.replace(self, **_PROTOCOL_STICKY)
+
+
+_PROTOCOL_STICKY: dict[str, Any] = {"train_repeat_action_probability": None, "train_repeat_action_frames": None}
 
 
 def rom_path(game: str) -> str:
@@ -158,6 +176,7 @@ class AtariEnv:
         self.episode_length_buf = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self._lives = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self._games_started = 0
+        self._frames = 0  # frames played in training (all games), for train_repeat_action_frames
         self._env_ids = np.arange(self.num_envs)
         self.obs_buf: dict[str, torch.Tensor] = {}
         if console is not None:
@@ -220,6 +239,13 @@ class AtariEnv:
         self.episode_length_buf.masked_fill_(ended, 0)
         self.obs_buf = {"policy": self._to_device(obs)}
         learner_reward = score.sign() if self.cfg.clip_rewards else score
+        self._frames += self.num_envs * self.cfg.frameskip
+        switch_at = self.cfg.train_repeat_action_frames
+        if switch_at is not None and self._frames >= switch_at:
+            # the curriculum's switch: every game is cut (a time-out for the learner, not a game end
+            # for the scores) and new ones start on emulators with the protocol's sticky actions
+            self._rebuild(self.cfg.after_switch())
+            truncated_t = ~terminated
         return self.obs_buf, learner_reward, terminated, truncated_t, extras
 
     def action_indices(self, actions: torch.Tensor) -> np.ndarray:
@@ -236,19 +262,27 @@ class AtariEnv:
         """Score from here on: no episodic life, unclipped rewards (games already running go on), and
         the protocol's sticky actions: where training played with others, the emulators are rebuilt
         and every env starts a new game."""
-        scoring = self.cfg.evaluation()
-        rebuild = scoring.sticky_actions != self.cfg.sticky_actions
-        self.cfg = scoring
+        self._rebuild(self.cfg.evaluation())
+
+    def _rebuild(self, cfg: AtariEnvCfg) -> None:
+        """Play under `cfg` from here on; emulators with other sticky actions are rebuilt, new games started."""
+        rebuild = cfg.sticky_actions != self.cfg.sticky_actions
+        self.cfg = cfg
         if rebuild:
-            self.ale = _vector_interface(scoring)
+            self.ale = _vector_interface(cfg)
             self.reset()
 
     def state_dict(self) -> dict[str, Any]:
         """The counters only: the emulators' states are not saved (a resumed run starts new games)."""
-        return {"games_started": self._games_started}
+        return {"games_started": self._games_started, "frames": self._frames}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._games_started = int(state["games_started"])
+        self._frames = int(state.get("frames", 0))  # checkpoints before train_repeat_action_frames: 0
+        switch_at = self.cfg.train_repeat_action_frames
+        if switch_at is not None and self._frames >= switch_at:
+            self.cfg = self.cfg.after_switch()
+            self.ale = _vector_interface(self.cfg)
         self.reset()
 
     def close(self) -> None:
