@@ -170,6 +170,13 @@ def test_training_switches_to_the_protocols_sticky_actions_after_its_frames():
     with pytest.raises(ConfigError, match="train_repeat_action_frames"):
         AtariEnvCfg(train_repeat_action_probability=0.0, train_repeat_action_frames=0).validate()
     assert AtariEnvCfg(train_repeat_action_probability=0.0, train_repeat_action_frames=9).evaluation().sticky_actions == 0.25
+    # a switch to the same stickiness changes nothing: the games go on
+    same = _plain(num_envs=2, train_repeat_action_probability=0.0, train_repeat_action_frames=2)
+    same.reset()
+    for _ in range(3):
+        _obs, _reward, _terminated, truncated, _extras = same.step(torch.tensor([2, 0]))
+        assert not truncated.any()
+    assert same.cfg.train_repeat_action_frames is None and int(same.episode_length_buf.min()) == 3
 
 
 def test_protocol_defaults_and_shapes():

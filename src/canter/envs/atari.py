@@ -241,10 +241,10 @@ class AtariEnv:
         learner_reward = score.sign() if self.cfg.clip_rewards else score
         self._frames += self.num_envs * self.cfg.frameskip
         switch_at = self.cfg.train_repeat_action_frames
-        if switch_at is not None and self._frames >= switch_at:
-            # the curriculum's switch: every game is cut (a time-out for the learner, not a game end
-            # for the scores) and new ones start on emulators with the protocol's sticky actions
-            self._rebuild(self.cfg.after_switch())
+        # the curriculum's switch: where the stickiness changes, every game is cut (a time-out for the
+        # learner, not a game end for the scores) and new ones start on the rebuilt emulators
+        if switch_at is not None and self._frames >= switch_at and self._play_under(self.cfg.after_switch()):
+            self.reset()
             truncated_t = ~terminated
         return self.obs_buf, learner_reward, terminated, truncated_t, extras
 
@@ -262,15 +262,17 @@ class AtariEnv:
         """Score from here on: no episodic life, unclipped rewards (games already running go on), and
         the protocol's sticky actions: where training played with others, the emulators are rebuilt
         and every env starts a new game."""
-        self._rebuild(self.cfg.evaluation())
-
-    def _rebuild(self, cfg: AtariEnvCfg) -> None:
-        """Play under `cfg` from here on; emulators with other sticky actions are rebuilt, new games started."""
-        rebuild = cfg.sticky_actions != self.cfg.sticky_actions
-        self.cfg = cfg
-        if rebuild:
-            self.ale = _vector_interface(cfg)
+        if self._play_under(self.cfg.evaluation()):
             self.reset()
+
+    def _play_under(self, cfg: AtariEnvCfg) -> bool:
+        """Play under `cfg` from here on. True: the emulators had other sticky actions and were
+        rebuilt, so the caller starts new games."""
+        rebuilt = cfg.sticky_actions != self.cfg.sticky_actions
+        self.cfg = cfg
+        if rebuilt:
+            self.ale = _vector_interface(cfg)
+        return rebuilt
 
     def state_dict(self) -> dict[str, Any]:
         """The counters only: the emulators' states are not saved (a resumed run starts new games)."""
@@ -281,8 +283,7 @@ class AtariEnv:
         self._frames = int(state.get("frames", 0))  # checkpoints before train_repeat_action_frames: 0
         switch_at = self.cfg.train_repeat_action_frames
         if switch_at is not None and self._frames >= switch_at:
-            self.cfg = self.cfg.after_switch()
-            self.ale = _vector_interface(self.cfg)
+            self._play_under(self.cfg.after_switch())
         self.reset()
 
     def close(self) -> None:
