@@ -240,10 +240,9 @@ class AtariEnv:
         self.obs_buf = {"policy": self._to_device(obs)}
         learner_reward = score.sign() if self.cfg.clip_rewards else score
         self._frames += self.num_envs * self.cfg.frameskip
-        switch_at = self.cfg.train_repeat_action_frames
         # the curriculum's switch: where the stickiness changes, every game is cut (a time-out for the
         # learner, not a game end for the scores) and new ones start on the rebuilt emulators
-        if switch_at is not None and self._frames >= switch_at and self._play_under(self.cfg.after_switch()):
+        if self._switch_due() and self._play_under(self.cfg.after_switch()):
             self.reset()
             truncated_t = ~terminated
         return self.obs_buf, learner_reward, terminated, truncated_t, extras
@@ -265,6 +264,11 @@ class AtariEnv:
         if self._play_under(self.cfg.evaluation()):
             self.reset()
 
+    def _switch_due(self) -> bool:
+        """Training has played its train_repeat_action_frames and still plays training's stickiness."""
+        switch_at = self.cfg.train_repeat_action_frames
+        return switch_at is not None and self._frames >= switch_at
+
     def _play_under(self, cfg: AtariEnvCfg) -> bool:
         """Play under `cfg` from here on. True: the emulators had other sticky actions and were
         rebuilt, so the caller starts new games."""
@@ -281,8 +285,7 @@ class AtariEnv:
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self._games_started = int(state["games_started"])
         self._frames = int(state.get("frames", 0))  # checkpoints before train_repeat_action_frames: 0
-        switch_at = self.cfg.train_repeat_action_frames
-        if switch_at is not None and self._frames >= switch_at:
+        if self._switch_due():
             self._play_under(self.cfg.after_switch())
         self.reset()
 
