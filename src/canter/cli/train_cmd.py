@@ -67,7 +67,7 @@ class EvalArgs:
     # act in another registered task's env (as registered, without the run's --env.* overrides), e.g. a
     # hand-cube policy on hand-cube-dr's randomized physics; its observations and actions must fit
     task: str | None = None
-    json: bool = False
+    json: bool = False  # print the result as JSON instead of a table
 
     def run(self, rest: list[str]) -> int:
         from canter.cli.play_eval import eval_main
