@@ -8,6 +8,8 @@ from types import SimpleNamespace
 import torch
 
 from canter.cli.play_eval import evaluate
+from canter.rl.distributions import categorical_sample
+from canter.rl.modules import PolicyStep
 
 
 class TwoSpeedEnv:
@@ -51,3 +53,47 @@ def test_each_env_contributes_its_first_episodes_only():
     assert result["episodes"] == 4 and result["ended_by_success"] == 0.25 and result["ended_by_time_out"] == 0.75
     result = evaluate(runner, episodes=6)  # type: ignore[arg-type]  # ⌈6/4⌉ = 2 per env
     assert result["episodes"] == 8 and result["ended_by_success"] == 0.25
+
+
+class Bandit:
+    """One-step episodes of a two-armed bandit: the return is 1 when the env takes action 1 (the
+    argmax of a row of logits, or of a one-hot sample), else 0."""
+
+    def __init__(self, num_envs: int):
+        self.num_envs, self.device = num_envs, torch.device("cpu")
+
+    def reset(self):
+        return {"policy": torch.zeros(self.num_envs, 1)}, {}
+
+    def step(self, actions):
+        reward = (actions.argmax(dim=1) == 1).float()
+        done = torch.ones(self.num_envs, dtype=torch.bool)
+        extras = {"episode_return": reward, "episode_length": torch.ones(self.num_envs)}
+        return {"policy": torch.zeros(self.num_envs, 1)}, reward, done, ~done, extras
+
+
+class SeventyThirty:
+    """A categorical policy that picks action 0 with probability 0.7 and action 1 with 0.3."""
+
+    logits = torch.tensor([0.7, 0.3]).log()
+
+    def act_inference(self, obs):
+        return self.logits.expand(obs["policy"].shape[0], 2)
+
+    def act(self, obs, generator):
+        logits = self.act_inference(obs)
+        actions = categorical_sample(logits, generator)
+        return PolicyStep(actions, torch.zeros(len(actions)), logits, torch.zeros_like(logits))
+
+    def reset(self, dones):
+        pass
+
+
+def test_a_generator_makes_evaluation_sample_the_policy():
+    runner = SimpleNamespace(env=Bandit(500), algorithm=SimpleNamespace(policy=SeventyThirty()), rollout_threads=1)
+    assert evaluate(runner, episodes=4000)["mean_return"] == 0.0  # type: ignore[arg-type]  # the argmax: always arm 0
+    sampled = [evaluate(runner, episodes=4000, generator=torch.Generator().manual_seed(seed))  # type: ignore[arg-type]
+               for seed in (0, 0, 1)]
+    # arm 1 on 30 % of 4,000 draws: the standard error is sqrt(0.21 / 4000) = 0.0072; 4 of them
+    assert abs(sampled[0]["mean_return"] - 0.3) < 0.029
+    assert sampled[0] == sampled[1] and sampled[0]["mean_return"] != sampled[2]["mean_return"]

@@ -259,6 +259,13 @@ def test_train_eval_play_of_an_atari_run(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     # unclipped scores of whole games, cut at 100 agent steps: a score in [-21, 21], 100 steps long
     assert report["episodes"] == 4 and -21 <= report["mean_return"] <= 21 and 90 <= report["mean_episode_length"] <= 100
+    assert report["stochastic"] is False
+    # --stochastic samples the categorical policy from a fixed seed: a repeat plays the same games
+    sampled = []
+    for _ in range(2):
+        assert main(["eval", str(run), "--episodes", "4", "--num-envs", "4", "--stochastic", "--json"]) == 0
+        sampled.append(json.loads(capsys.readouterr().out))
+    assert sampled[0]["stochastic"] is True and sampled[0] == sampled[1]
     video = tmp_path / "pong.mp4"
     result = _canter(["play", str(run), "--steps", "20", "--num-envs", "2", "--video", str(video)], tmp_path)
     assert result.returncode == 0, result.stderr

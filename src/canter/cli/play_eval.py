@@ -22,8 +22,10 @@ if TYPE_CHECKING:
 
 
 def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metrics=None,
-             per_episode: dict[str, torch.Tensor] | None = None) -> dict[str, float]:
-    """Run the deterministic policy until every env has finished its first ⌈episodes / num_envs⌉
+             per_episode: dict[str, torch.Tensor] | None = None,
+             generator: torch.Generator | None = None) -> dict[str, float]:
+    """Run the deterministic policy (or, given a `generator`, actions sampled from the policy with
+    its noise) until every env has finished its first ⌈episodes / num_envs⌉
     episodes, and report those (at least `episodes`, the same number from every env); plus the mean
     over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors), and
     the mean, median and max over the counted episodes of each episode metric
@@ -49,7 +51,8 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
     steps = 0
     with torch.no_grad(), torch_threads(runner.rollout_threads):
         while bool((finished < per_env).any()):
-            obs, _, terminated, truncated, extras = env.step(policy.act_inference(obs))
+            actions = policy.act_inference(obs) if generator is None else policy.act(obs, generator).actions
+            obs, _, terminated, truncated, extras = env.step(actions)
             if metrics is not None:
                 for name, value in metrics(env).items():
                     metric_sums[name] = metric_sums.get(name, 0.0) + value.double().mean()
@@ -116,7 +119,11 @@ def eval_main(args: EvalArgs) -> int:
     if args.terrain_grid and "walked_out" not in (spec.episode_metrics(runner.env) if spec.episode_metrics else {}):
         raise CanterError(f"--terrain-grid: task {task!r} reports no distance walked (it has no terrain curriculum)")
     per_episode: dict[str, torch.Tensor] = {}
-    result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode)
+    # --stochastic: the policy's own noise, from a fixed seed so that a repeat gives the same episodes
+    generator = torch.Generator(device=runner.env.device).manual_seed(0) if args.stochastic else None
+    result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode,
+                                      generator)
+    result["stochastic"] = args.stochastic
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task
     if task != command.task:
@@ -149,6 +156,8 @@ def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
         console.print(f"a {result['policy_task']} policy acting in {task}'s env")
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
                   f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
+    if args.stochastic:
+        console.print("  actions sampled from the policy (--stochastic), not its deterministic action")
     if args.terrain_level is not None:
         console.print(f"  every env on terrain level {args.terrain_level}"
                       + (f", {args.sub_terrain} blocks" if args.sub_terrain else ""))
@@ -156,7 +165,7 @@ def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
         console.print("  every env commanded vx {:.2f} m/s, vy {:.2f} m/s, wz {:.2f} rad/s".format(*args.command))
     for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
                                       "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain",
-                                      "terrain_grid", "command", "policy_task"}):
+                                      "terrain_grid", "command", "policy_task", "stochastic"}):
         console.print(f"  {name}: {result[name]:.4f}")
     if args.terrain_grid:
         from canter.cli.terrain_report import print_grid

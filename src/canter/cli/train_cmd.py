@@ -67,6 +67,9 @@ class EvalArgs:
     # act in another registered task's env (as registered, without the run's --env.* overrides), e.g. a
     # hand-cube policy on hand-cube-dr's randomized physics; its observations and actions must fit
     task: str | None = None
+    # act on actions sampled from the policy (Gaussian, or softmax of a categorical policy's logits;
+    # seeded, so a repeat is the same) instead of its deterministic action (the mean, or the argmax)
+    stochastic: bool = False
     json: bool = False  # print the result as JSON instead of a table
 
     def run(self, rest: list[str]) -> int:
