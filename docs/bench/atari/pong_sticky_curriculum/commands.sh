@@ -11,3 +11,6 @@ canter bench time-to-target atari-pong --metric mean_return --target 18 --minute
 # the 75- and 90-minute policies over 128 games (the same greedy protocol, eval's own seed):
 canter eval "$D/run" --checkpoint "$D/run/checkpoint_75min.pt" --episodes 128 --num-envs 64 --json > "$D/eval_75min_128games.json"
 canter eval "$D/run" --checkpoint "$D/run/checkpoint_90min.pt" --episodes 128 --num-envs 64 --json > "$D/eval_90min_128games.json"
+# added on the same day, with code of 996c3a8: both policies over 128 games with actions sampled from them
+canter eval "$D/run" --checkpoint "$D/run/checkpoint_75min.pt" --episodes 128 --num-envs 64 --stochastic --json > "$D/eval_75min_128games_stochastic.json"
+canter eval "$D/run" --checkpoint "$D/run/checkpoint_90min.pt" --episodes 128 --num-envs 64 --stochastic --json > "$D/eval_90min_128games_stochastic.json"
