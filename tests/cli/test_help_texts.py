@@ -15,14 +15,14 @@ import canter.cli
 
 
 def _args_classes() -> list[type]:
-    classes: dict[str, type] = {}
+    """The option dataclasses (`*Args`) defined in each module of canter.cli."""
+    classes = []
     for info in pkgutil.walk_packages(canter.cli.__path__, "canter.cli."):
         module = importlib.import_module(info.name)
-        for name, obj in vars(module).items():
-            if (isinstance(obj, type) and dataclasses.is_dataclass(obj) and name.endswith("Args")
-                    and obj.__module__ == module.__name__):
-                classes[f"{module.__name__}.{name}"] = obj
-    return list(classes.values())
+        classes += [obj for name, obj in vars(module).items()
+                    if isinstance(obj, type) and dataclasses.is_dataclass(obj) and name.endswith("Args")
+                    and obj.__module__ == module.__name__]
+    return classes
 
 
 def test_no_option_inherits_its_neighbours_help():

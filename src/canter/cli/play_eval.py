@@ -25,8 +25,8 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
              per_episode: dict[str, torch.Tensor] | None = None,
              generator: torch.Generator | None = None) -> dict[str, float]:
     """Run the deterministic policy (or, given a `generator`, actions sampled from the policy with
-    its noise) until every env has finished its first ⌈episodes / num_envs⌉
-    episodes, and report those (at least `episodes`, the same number from every env); plus the mean
+    that generator's noise) until every env has finished its first ⌈episodes / num_envs⌉ episodes,
+    and report those (at least `episodes`, the same number from every env); plus the mean
     over all evaluated steps and envs of each task metric (`metrics(env)` -> per-env tensors), and
     the mean, median and max over the counted episodes of each episode metric
     (`episode_metrics(env)` -> per-env tensors, read as each episode ends). A dict passed as
