@@ -160,3 +160,30 @@ class PickTheLit:
         done = torch.ones(self.num_envs, dtype=torch.bool)
         extras = {"episode_return": reward, "episode_length": torch.ones(self.num_envs)}
         return self.get_observations(), reward, done, torch.zeros_like(done), extras
+
+
+class SaturatedTarget:
+    """One-step episodes whose best action lies at the edge of the actuator's range: the env clamps the
+    action a to [-1, 1] and pays r = -(clamp(a) - 1)², so every a >= 1 is equally best. A policy
+    gradient then pushes a Gaussian mean up without end (samples below 1 lose, those above never do),
+    the drift that AlgoCfg.bounds_loss_coef stops. Observation: a constant 1. Continuous actions."""
+
+    def __init__(self, num_envs: int = 64):
+        self.num_envs, self.num_actions, self.device = num_envs, 1, torch.device("cpu")
+        self.step_dt, self.max_episode_length = 0.1, 1
+
+    @property
+    def observation_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"policy": (1,)}
+
+    def get_observations(self) -> dict[str, torch.Tensor]:
+        return {"policy": torch.ones(self.num_envs, 1)}
+
+    def reset(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        return self.get_observations(), {}
+
+    def step(self, actions: torch.Tensor):
+        reward = -(actions[:, 0].clamp(-1.0, 1.0) - 1.0).square()
+        done = torch.ones(self.num_envs, dtype=torch.bool)
+        extras = {"episode_return": reward, "episode_length": torch.ones(self.num_envs), "log": {}}
+        return self.get_observations(), reward, done, torch.zeros_like(done), extras

@@ -17,7 +17,7 @@ from canter.rl.config import AlgoCfg, Ga3cCfg, PolicyCfg
 from canter.rl.ga3c import THREAD_ACTIVITIES, Ga3cRunner, ThreadBalancer
 from canter.rl.modules import ActorCritic
 from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
-from tests.rl.fake_env import PickTheLit
+from tests.rl.fake_env import PickTheLit, SaturatedTarget
 
 
 def test_vtrace_on_policy_is_the_n_step_return():
@@ -204,3 +204,24 @@ def test_threads_of_a_kind_split_the_cores_between_them():
     thread.start()
     thread.join()
     assert threads_used(False) == ({fresh[0]}, {fresh[0]})
+
+
+def test_the_bound_loss_keeps_ga3cs_saturated_means_near_their_bound():
+    """GA3C's lagged A2C steps drive a Gaussian mean past an actuator's limit as A2C's do (on `ant`:
+    |μ| > 100 and a return of -4,000 within 3 minutes, BENCHMARKS.md §16); the bound loss, on by
+    default for a Gaussian policy, holds it near action_bound."""
+    means = {}
+    for coef in (0.0, 1.0):
+        envs = [SaturatedTarget(16) for _ in range(2)]
+        cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,))
+        policy = ActorCritic(envs[0].observation_shapes, 1, cfg, init_generator=make_generator(0, "cpu"))
+        algo = AlgoCfg(algo="ga3c", num_steps_per_env=8, learning_rate=3e-3, schedule="fixed", lam=1.0,
+                       bounds_loss_coef=coef)
+        ga3c = Ga3cCfg(num_agents=2, min_training_batch=64, adjust_every_s=0.5, dynamic=False, max_training_queue=2)
+        history = Ga3cRunner(envs, policy, algo, ga3c, seed=0).learn(120.0, max_env_steps=20_000)
+        with torch.no_grad():
+            means[coef] = float(policy.act_inference(envs[0].get_observations()).mean())
+        assert ("bounds_loss" in history[-1].losses) == (coef > 0)
+    assert means[0.0] > 2.2, means
+    assert 1.0 < means[1.0] < 1.6, means
+    assert Ga3cRunner(envs, policy, AlgoCfg(algo="ga3c"), Ga3cCfg(num_agents=2)).bounds_coef == 0.01

@@ -11,7 +11,7 @@ from canter.rl.a2c import A2C
 from canter.rl.config import AlgoCfg, PolicyCfg
 from canter.rl.distributed import all_reduce_gradients
 from canter.rl.factory import make_algorithm
-from canter.rl.losses import adaptive_learning_rate, clipped_surrogate_loss, value_loss
+from canter.rl.losses import adaptive_learning_rate, bounds_loss, clipped_surrogate_loss, value_loss
 from canter.rl.modules import ActorCritic
 from canter.rl.ppo import PPO
 
@@ -122,6 +122,24 @@ def test_load_rejects_other_algorithm():
     )
     with pytest.raises(ConfigError, match=r"algo\.algo"):
         PPO(policy, small_algo_cfg(algo="a2c"), num_envs=4, device="cpu", generator=make_generator(0, "cpu"))
+
+
+def test_bound_loss_by_hand():
+    mean = torch.tensor([[0.5, 1.6, -2.1], [0.0, 0.0, 1.1]], requires_grad=True)
+    loss = bounds_loss(mean, 1.1)
+    # row 0: 0 + (1.6 - 1.1)² + (2.1 - 1.1)² = 1.25; row 1: inside the bounds, 0; mean over rows 0.625
+    torch.testing.assert_close(loss, torch.tensor(0.625))
+    loss.backward()
+    # d/dμ = 2 (|μ| - 1.1) sign(μ) / 2 rows outside, 0 inside
+    torch.testing.assert_close(mean.grad, torch.tensor([[0.0, 0.5, -1.0], [0.0, 0.0, 0.0]]))
+
+
+def test_ppo_adds_the_bound_loss_only_when_asked():
+    env = TargetEnv(8)
+    asked = make_algorithm(env, small_policy_cfg(), small_algo_cfg(schedule="fixed", bounds_loss_coef=0.5), seed=0)
+    assert asked.bounds_coef == 0.5 and "bounds_loss" in train(asked, env, 1)[0]
+    default = make_algorithm(env, small_policy_cfg(), small_algo_cfg(schedule="fixed"), seed=0)
+    assert default.bounds_coef == 0.0
 
 
 def test_update_returns_tensor_statistics_and_reduce_gradients_is_a_no_op():

@@ -3,7 +3,8 @@
 Same rollout as PPO (OnPolicyAlgorithm); the targets are GAE(γ, λ) returns, which with λ = 1 are the
 n-step returns of the rollout bootstrapped with V of the last observation. `update` takes ONE gradient
 step on the whole rollout:
-    loss = -E[A·log π(a|s)] + c_v·E[(R - V(s))²] - c_e·E[H(π(·|s))]
+    loss = -E[A·log π(a|s)] + c_v·E[(R - V(s))²] - c_e·E[H(π(·|s))] (+ c_b·the bound loss on Gaussian
+    means, cfg.bounds_coef: on by default for A2C, canter.rl.config.AlgoCfg)
 num_learning_epochs, num_mini_batches, clip_param and use_clipped_value_loss are ignored. With the
 adaptive schedule the KL of the step just taken (one extra forward pass, no gradient) sets the
 learning rate of the next update.
@@ -15,7 +16,7 @@ import torch
 
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.gae import normalize_advantages
-from canter.rl.losses import policy_gradient_loss, value_loss
+from canter.rl.losses import bounds_loss, policy_gradient_loss, value_loss
 from canter.rl.storage import MiniBatch
 
 
@@ -49,15 +50,21 @@ class A2C(OnPolicyAlgorithm):
         value = value_loss(values, batch.old_values, batch.returns, cfg.clip_param, False)
         entropy = self.policy.entropy(mean, std).mean()
         loss = policy_loss + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
+        bounds = bounds_loss(mean, cfg.action_bound) if self.bounds_coef else None
+        if bounds is not None:
+            loss = loss + self.bounds_coef * bounds
         grad_norm = self._gradient_step(loss)
 
         with torch.no_grad():
             new_mean, new_std, _ = self._forward(batch)
         kl = self._adapt_learning_rate(batch, new_mean, new_std)
-        return {
+        stats = {
             "policy_loss": policy_loss.detach(),
             "value_loss": value.detach(),
             "entropy": entropy.detach(),
             "kl": kl,
             "grad_norm": grad_norm,
         }
+        if bounds is not None:
+            stats["bounds_loss"] = bounds.detach()
+        return stats

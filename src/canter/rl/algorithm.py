@@ -107,6 +107,8 @@ class OnPolicyAlgorithm:
         # (observation group -> Mirror, action Mirror) when cfg.symmetry is on (canter.rl.symmetry)
         self.symmetry = symmetry
         self.policy = policy.to(self.device)
+        # the bound loss's weight on the Gaussian means (0: off; AlgoCfg.bounds_loss_coef)
+        self.bounds_coef = cfg.bounds_coef(policy.discrete)
         self.storage = RolloutStorage(
             num_envs=num_envs,
             num_transitions_per_env=cfg.num_steps_per_env,

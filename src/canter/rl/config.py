@@ -197,6 +197,10 @@ class Ga3cCfg(Validated):
     running a second full set of OpenMP threads beside it (False: every thread uses torch's default).
     On Pong on 2 cores this made two trainers 26 % faster than one, where they had been 20 % slower
     (BENCHMARKS.md §16).
+    normalize_advantages: each update's V-trace advantages scaled to zero mean and unit variance over
+    its training batch, as the synchronous learners do over their rollout. Without it, GA3C's ant
+    means passed 25 and its return fell to -800 or lower within 2-4 minutes in 3 of 4 runs, where
+    synchronous A2C with the same batch size and a fixed rate learned steadily (BENCHMARKS.md §16).
     """
 
     num_agents: int = 4
@@ -212,6 +216,7 @@ class Ga3cCfg(Validated):
     c_bar: float = 1.0
     max_training_queue: int = 4
     share_cores: bool = True
+    normalize_advantages: bool = True
 
     config_name = "algo.ga3c"
 
@@ -252,6 +257,16 @@ class AlgoCfg(Validated):
         Schulman et al.'s Atari runs; `canter bench time-to-target` makes its --minutes the
         budget). "fixed": learning_rate throughout.
     max_grad_norm: global gradient-norm clip.
+    bounds_loss_coef: weight c_b of the penalty c_b·E[Σ_a max(|μ_a| - action_bound, 0)²] on the
+        Gaussian policy's action means beyond ±action_bound (canter.rl.losses.bounds_loss; rl_games
+        calls it the bound loss). Actions past the actuators' range do nothing more, so a
+        policy-gradient step without a trust region can let the means drift out there, where a task
+        that penalizes |a|² pays for them. None: the algorithm's own default, 0.01 for "ga3c" and
+        "a2c", 0 for "ppo" (its clipped ratio bounds each step) and "dagger"; categorical policies
+        have no means and take none (an explicit value > 0 is a configuration error there). On
+        `ant` it did not stop GA3C's collapse alone (Ga3cCfg.normalize_advantages did); beside the
+        normalization it kept GA3C's means nearer the range (BENCHMARKS.md §16).
+    action_bound: the |μ| the penalty starts at (1.1: a margin past the usual ±1 actuator range).
     normalize_advantage_per_mini_batch: normalize advantages per minibatch instead of per rollout.
     compile: torch.compile the learner: the whole minibatch update (forward, losses, backward through
         AOTAutograd, gradient clip; the optimizer step as its own graph), GAE, and the policy's act
@@ -298,6 +313,8 @@ class AlgoCfg(Validated):
     min_learning_rate: float = 1e-5
     max_learning_rate: float = 1e-2
     max_grad_norm: float = 1.0
+    bounds_loss_coef: float | None = None
+    action_bound: float = 1.1
     normalize_advantage_per_mini_batch: bool = False
     compile: bool = False
     compile_backend: CompileBackend = "inductor"
@@ -318,7 +335,11 @@ class AlgoCfg(Validated):
             raise fail("cuda_graph", "and compile are two ways to the same end; choose one")
         for field in ("num_steps_per_env", "num_learning_epochs", "num_mini_batches"):
             require_at_least(self, field, 1, integer=True)
-        require_positive(self, "clip_param", "learning_rate", "desired_kl", "max_grad_norm")
+        require_positive(self, "clip_param", "learning_rate", "desired_kl", "max_grad_norm", "action_bound")
+        if self.bounds_loss_coef is not None:
+            require_at_least(self, "bounds_loss_coef", 0.0)
+            if self.algo == "dagger" and self.bounds_loss_coef > 0:
+                raise fail("bounds_loss_coef", "is for ppo, a2c and ga3c; dagger regresses the expert's actions")
         require_at_least(self, "min_learning_rate", 0.0)
         require_at_least(self, "value_loss_coef", 0.0)
         require_at_least(self, "entropy_coef", 0.0)
@@ -344,6 +365,19 @@ class AlgoCfg(Validated):
                 f"with the adaptive schedule it must lie in [{self.min_learning_rate}, {self.max_learning_rate}], "
                 f"got {self.learning_rate}",
             )
+
+    def bounds_coef(self, discrete: bool) -> float:
+        """The bound loss's weight in force for a policy that is `discrete` (categorical) or not:
+        bounds_loss_coef, or the algorithm's default when it is None (see the class doc)."""
+        if discrete:
+            return 0.0
+        if self.bounds_loss_coef is not None:
+            return self.bounds_loss_coef
+        return DEFAULT_BOUNDS_LOSS_COEF.get(self.algo, 0.0)
+
+
+# AlgoCfg.bounds_loss_coef when None: the plain policy-gradient learners bound their Gaussian means
+DEFAULT_BOUNDS_LOSS_COEF: dict[str, float] = {"a2c": 0.01, "ga3c": 0.01}
 
 
 def ppo_cfg() -> AlgoCfg:

@@ -49,6 +49,9 @@ def check_action_space(env: VecEnv, policy_cfg: PolicyCfg, algo_cfg: AlgoCfg) ->
                           "(use --agent.policy.distribution categorical)")
     if not discrete and policy_cfg.distribution == "categorical":
         raise ConfigError(f"policy.distribution: 'categorical' needs discrete actions; this env has {kind}")
+    if discrete and algo_cfg.bounds_loss_coef:
+        raise ConfigError(f"algo.bounds_loss_coef: bounds the means of a Gaussian policy; this env has {kind} "
+                          "and a categorical policy")
     if discrete and algo_cfg.algo == "dagger":
         raise ConfigError(f"algo.algo: 'dagger' regresses continuous actions; this env has {kind} (use ppo or a2c)")
 

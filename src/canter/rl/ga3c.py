@@ -5,7 +5,9 @@ predictor threads take what is queued (up to `max_prediction_batch` requests), r
 on the concatenated batch and hand each agent its actions, log-probabilities under the acting policy
 μ and the policy version that acted. After `num_steps_per_env` steps an agent puts its experience on
 a training queue; trainer threads gather at least `min_training_batch` transitions, correct for the
-policy lag (μ acted, π has since been updated) with V-trace (canter.rl.vtrace), and take one A2C step.
+policy lag (μ acted, π has since been updated) with V-trace (canter.rl.vtrace), and take one A2C step
+on advantages normalized over the batch (Ga3cCfg.normalize_advantages), with the bound loss on a
+Gaussian policy's means (AlgoCfg.bounds_loss_coef: 0.01 by default here).
 
 Counts of predictors and trainers are balanced at run time as in the GA3C paper: every
 `adjust_every_s` the balancer (ThreadBalancer) adds the trainings per second (TPS) of the last
@@ -41,7 +43,8 @@ from canter.core.device import available_cores
 from canter.core.rng import derive_seed
 from canter.rl.algorithm import bf16_autocast
 from canter.rl.config import AlgoCfg, Ga3cCfg
-from canter.rl.gae import bootstrap_time_outs
+from canter.rl.gae import bootstrap_time_outs, normalize_advantages
+from canter.rl.losses import bounds_loss
 from canter.rl.modules import ActorCritic
 from canter.rl.vtrace import importance_weighted_a2c_loss, vtrace
 
@@ -191,6 +194,7 @@ class Ga3cRunner:
         self.lock = threading.Lock()
         self.version = 0
         self.seed = seed
+        self.bounds_coef = algo.bounds_coef(policy.discrete)  # 0.01 by default for a Gaussian policy
         self.on_period = on_period
         self.prediction_queue: queue.Queue[_Request] = queue.Queue()
         self.training_queue: queue.Queue[_Experience] = queue.Queue(maxsize=cfg.max_training_queue)
@@ -388,14 +392,21 @@ class Ga3cRunner:
             bootstrap = replica.evaluate(last_obs)
         targets, advantages, _ = vtrace(behaviour, log_prob.detach(), rewards, values.detach(), bootstrap, dones,
                                         algo.gamma, self.cfg.rho_bar, self.cfg.c_bar, algo.lam)
+        if self.cfg.normalize_advantages:  # per training batch, as the synchronous learners per rollout
+            advantages = normalize_advantages(advantages)
         loss, policy_loss, value_loss, mean_entropy = importance_weighted_a2c_loss(
             log_prob, values, entropy, targets, advantages, algo.value_loss_coef, algo.entropy_coef)
+        losses = {"policy_loss": policy_loss, "value_loss": value_loss, "entropy": mean_entropy}
+        if not replica.discrete:  # how far out the means are: E|μ|, the bound loss's concern
+            losses["action_mean_abs"] = mean.detach().abs().mean()
+        if self.bounds_coef:  # the Gaussian means kept within ±action_bound (AlgoCfg.bounds_loss_coef)
+            losses["bounds_loss"] = bounds_loss(mean, algo.action_bound)
+            loss = loss + self.bounds_coef * losses["bounds_loss"]
         replica.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(replica.parameters(), algo.max_grad_norm)
         lag = float(version - versions.mean())
-        return {"policy_loss": float(policy_loss.detach()), "value_loss": float(value_loss.detach()),
-                "entropy": float(mean_entropy.detach())}, lag
+        return {name: float(value.detach()) for name, value in losses.items()}, lag
 
     def _start(self, kind: str, count: int) -> None:
         loop, first = ((self._predictor, "predictor_wait_requests") if kind == "predictors"

@@ -39,6 +39,12 @@ def policy_gradient_loss(log_prob: torch.Tensor, advantages: torch.Tensor) -> to
     return -(advantages.detach() * log_prob).mean()
 
 
+def bounds_loss(mean: torch.Tensor, bound: float) -> torch.Tensor:
+    """Penalty on Gaussian action means outside [-bound, bound]: E[Σ_a max(|μ_a| - bound, 0)²] over
+    the leading (sample) dimensions of mean (..., A). Zero, with zero gradient, inside the bounds."""
+    return (mean.abs() - bound).clamp(min=0.0).square().sum(-1).mean()
+
+
 def linear_learning_rate(initial: float, final: float, progress: float) -> float:
     """The linearly annealed step size after `progress` of the budget (clamped to [0, 1])."""
     return initial + (final - initial) * min(max(progress, 0.0), 1.0)

@@ -9,7 +9,8 @@ One iteration:
      - KL(π_old ‖ π) sets the learning rate of this step (adaptive schedule),
      - with cfg.symmetry "augment"/"both", the minibatch is extended by its mirror image, and with
        "loss"/"both" the mirror loss c_s·E|π(mirror(s)) - mirror(π(s))|² is added (canter.rl.symmetry),
-     - loss = clipped surrogate + c_v·(clipped) value loss - c_e·entropy,
+     - loss = clipped surrogate + c_v·(clipped) value loss - c_e·entropy (+ c_b·the bound loss on
+       the Gaussian means when cfg.bounds_loss_coef asks for it),
      - backward, gradient all-reduce (distributed only), global norm clip, Adam step.
 
 No host synchronization: the learning rate is a device tensor shared with the optimizer, and the
@@ -22,7 +23,7 @@ import torch
 
 from canter.rl.algorithm import OnPolicyAlgorithm
 from canter.rl.gae import normalize_advantages
-from canter.rl.losses import clipped_surrogate_loss, value_loss
+from canter.rl.losses import bounds_loss, clipped_surrogate_loss, value_loss
 from canter.rl.storage import MiniBatch
 from canter.rl.symmetry import augment, first_rows, mirror_loss
 
@@ -44,6 +45,8 @@ class PPO(OnPolicyAlgorithm):
         """
         cfg = self.cfg
         names = (*STAT_NAMES, "symmetry_loss") if cfg.symmetry in ("loss", "both") else STAT_NAMES
+        if self.bounds_coef:
+            names = (*names, "bounds_loss")
         totals = {name: torch.zeros((), device=self.device) for name in names}
         if self.decoupled:  # overlap: the rollout comes from the policy one update behind
             self.decouple_from_behaviour()
@@ -88,6 +91,9 @@ class PPO(OnPolicyAlgorithm):
         loss = surrogate + cfg.value_loss_coef * value - cfg.entropy_coef * entropy
         if symmetry_loss is not None:
             loss = loss + cfg.symmetry_loss_coef * symmetry_loss
+        bounds = bounds_loss(mean, cfg.action_bound) if self.bounds_coef else None
+        if bounds is not None:
+            loss = loss + self.bounds_coef * bounds
 
         grad_norm = self._gradient_step(loss)
         stats = {
@@ -99,4 +105,6 @@ class PPO(OnPolicyAlgorithm):
         }
         if symmetry_loss is not None:
             stats["symmetry_loss"] = symmetry_loss.detach()
+        if bounds is not None:
+            stats["bounds_loss"] = bounds.detach()
         return stats
