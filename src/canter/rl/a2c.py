@@ -4,7 +4,7 @@ Same rollout as PPO (OnPolicyAlgorithm); the targets are GAE(γ, λ) returns, wh
 n-step returns of the rollout bootstrapped with V of the last observation. `update` takes ONE gradient
 step on the whole rollout:
     loss = -E[A·log π(a|s)] + c_v·E[(R - V(s))²] - c_e·E[H(π(·|s))] (+ c_b·the bound loss on Gaussian
-    means, cfg.bounds_coef: on by default for A2C, canter.rl.config.AlgoCfg)
+    means, AlgoCfg.bounds_loss_coef: 0.01 by default for A2C)
 num_learning_epochs, num_mini_batches, clip_param and use_clipped_value_loss are ignored. With the
 adaptive schedule the KL of the step just taken (one extra forward pass, no gradient) sets the
 learning rate of the next update.
