@@ -207,9 +207,10 @@ def test_threads_of_a_kind_split_the_cores_between_them():
 
 
 def test_the_bound_loss_keeps_ga3cs_saturated_means_near_their_bound():
-    """GA3C's lagged A2C steps drive a Gaussian mean past an actuator's limit as A2C's do (on `ant`:
-    |μ| > 100 and a return of -4,000 within 3 minutes, BENCHMARKS.md §16); the bound loss, on by
-    default for a Gaussian policy, holds it near action_bound."""
+    """GA3C's lagged A2C steps drive a Gaussian mean past an actuator's limit as A2C's do; the bound
+    loss, on by default for a Gaussian policy, holds it near action_bound. (On `ant` it kept GA3C's
+    means nearer the range beside the advantage normalization, which stopped their collapse;
+    BENCHMARKS.md §16.)"""
     means = {}
     for coef in (0.0, 1.0):
         envs = [SaturatedTarget(16) for _ in range(2)]

@@ -13,7 +13,7 @@ print("| run | GA3C return: worst period / at 5 min | largest mean \\|μ\\| | PP
 print("|---|---:|---:|---:|---:|---:|")
 for setting in ("max_trainers_1", "both"):
     for name in ("off", "bound", "on"):
-        data = json.loads((here / f"{setting}_{name}.json").read_text())
+        data = json.loads((here / f"{setting}_{name}" / "ga3c.json").read_text())
         periods = data["ga3c"]["periods"]
         returns = [p["mean_return"] for p in periods if not math.isnan(p["mean_return"])]
         mu = max(p["losses"].get("action_mean_abs", float("nan")) for p in periods)
