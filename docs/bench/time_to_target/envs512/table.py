@@ -2,7 +2,7 @@
 error (max of forward and lateral, m/s) at 2, 3, 4 and 5 minutes, when it crossed 0.15 (the bench's mark rule,
 and interpolated linearly between the marks around the first mark at or under it), and the means.
 Reads DIR/envs{N}_s{S}.json (DIR: this folder by default; commands.sh writes ttt_envs{N}_s{S}/time_to_target.json, copied here).
-`report` is also used by ../minibatch8/table.py."""
+`report` is also used by ../minibatch8/table.py and ../steps12/table.py."""
 import json
 import statistics
 import sys
@@ -53,7 +53,8 @@ def report(directory: Path, variants: list[tuple[str, str]], equal_steps: float 
                     equal = f"; {e:.3f} at {equal_steps:g} M steps"
             print(f"{label}, seed {s}: vx/vy at 2,3,4,5 min {row}; {steps5[-1]:.2f} M steps; crossed {cross}{equal}")
         if at5:
-            equal = f"; at {equal_steps:g} M steps {statistics.mean(at_equal):.3f}" if at_equal else ""
+            short = f" ({len(at_equal)} of {len(at5)} runs reached it)" if len(at_equal) < len(at5) else ""
+            equal = f"; at {equal_steps:g} M steps {statistics.mean(at_equal):.3f}{short}" if at_equal else ""
             print(f"{label}: worse error at 5 min, mean {statistics.mean(at5):.3f}; steps {statistics.mean(steps5):.2f} M; "
                   f"crossed in {len(crossed)} of {len(at5)} runs{equal}")
 
