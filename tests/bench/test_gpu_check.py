@@ -91,6 +91,39 @@ def test_stages_run_in_the_order_given_and_the_report_is_written_as_they_go(tmp_
     assert [r["stage"] for r in on_disk["records"]] == [r["stage"] for r in report["records"]]
 
 
+def test_the_parity_table_shows_the_rounding_spread_and_the_flag_picks_the_parity_tasks(tmp_path, monkeypatch):
+    """Each parity row carries the CPU device's own rounding spread next to the fixed tolerance (a dash for
+    a record from before the spread was measured), a '|' in a cell does not split the row, and
+    `--parity-tasks` chooses which families the parity stage runs (a short lease runs one or two)."""
+    from canter.bench import gpu
+    from canter.cli.bench.gpu import GpuArgs
+
+    parity = {"num_envs": 64, "steps": 1, "qpos_max_abs": 4.8e-7, "qvel_max_abs": 1.9e-5, "within": True,
+              "tolerance": "qpos 0.0001 + 0.0001|q|, qvel 0.01 + 0.001|v|"}
+    records = [{"stage": "parity", "name": "dog-flat", "status": "ok", "seconds": 52.0, "reason": "",
+                "result": {**parity, "qpos_rounding_spread": 7.15e-7, "qvel_rounding_spread": 4.98e-5}},
+               {"stage": "parity", "name": "cartpole", "status": "ok", "seconds": 30.0, "reason": "", "result": parity}]
+    table = gpu.markdown_report({"device": {"gpu": "H200"}, "config": {}, "cuda": True, "records": records,
+                                 "seconds": 82.0})
+    rows = [line for line in table.splitlines() if line.startswith(("| dog-flat | 64", "| cartpole | 64"))]
+    assert len(rows) == 2
+    for row in rows:  # 8 cells: the escaped bars of the tolerance are not separators
+        assert len(row.replace("\\|", "").strip("|").split(" | ")) == 8
+    assert "| 7.2e-07, 5.0e-05 | True |" in rows[0] and "| - | True |" in rows[1]
+
+    seen = {}
+
+    def fake_check(cfg, progress=None):
+        seen["cfg"] = cfg
+        (tmp_path / "gpu_check.md").write_text("")
+        return {"records": []}
+
+    monkeypatch.setattr(gpu, "run_gpu_check", fake_check)
+    assert GpuArgs(out=str(tmp_path), parity_tasks=("dog-flat", "cartpole")).run([]) == 0
+    assert seen["cfg"].parity_tasks == ("dog-flat", "cartpole")
+    assert GpuArgs(out=str(tmp_path)).parity_tasks == gpu.PARITY_TASKS and len(gpu.PARITY_TASKS) == 9
+
+
 def test_parity_of_the_warp_cpu_device_with_itself_is_exact():
     """canter.bench.gpu_parity on the CPU device against itself (the GPU check compares it with CUDA):
     the copied state steps bitwise the same, nothing overflowed, and the report says so."""

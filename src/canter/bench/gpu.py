@@ -46,6 +46,9 @@ GRAPH_FLAGS: dict[str, tuple[str, ...]] = {
     "both": ("--agent.algo.cuda-graph", "--env.cuda-graph"),
 }
 SIZES = (4096, 16384, 65536)
+# one task per family and model (the others differ from these in terms only)
+PARITY_TASKS = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp", "humanoid-flat",
+                "humanoid-stairs", "hand-cube")
 LEARN_METRICS = ("lin_vel_x_abs_error", "lin_vel_y_abs_error", "yaw_rate_abs_error")
 
 
@@ -55,9 +58,7 @@ class GpuCheckCfg:
     tasks: tuple[str, ...] = TASKS
     sizes: tuple[int, ...] = SIZES
     stages: tuple[str, ...] = ("tests", "syncs", "parity", "env", "train", "learn")
-    # one task per family and model (the others differ from these in terms only)
-    parity_tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat", "dog-rough", "arm-grasp-state", "arm-grasp",
-                                     "humanoid-flat", "humanoid-stairs", "hand-cube")
+    parity_tasks: tuple[str, ...] = PARITY_TASKS
     env_seconds: float = 1.0  # per repetition and side of bench env
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train wall time per task and size
@@ -364,12 +365,13 @@ def _fmt(value: Any, spec: str = ",.0f") -> str:
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> list[str]:
-    """A markdown section with a table (the first column left-aligned, the rest right); none without rows."""
+    """A markdown section with a table (the first column left-aligned, the rest right; a '|' inside a cell
+    escaped); none without rows."""
     if not rows:
         return []
     align = "|---|" + "---:|" * (len(columns) - 1)
     return ["", f"## {title}", "", "| " + " | ".join(columns) + " |", align,
-            *("| " + " | ".join(str(v) for v in row) + " |" for row in rows)]
+            *("| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in rows)]
 
 
 def markdown_report(report: dict[str, Any]) -> str:
@@ -407,9 +409,9 @@ def markdown_report(report: dict[str, Any]) -> str:
                      for r in ok("syncs") for y in (r["result"],)])
     lines += _table("Warp backend: Warp's CPU device vs CUDA (same states and controls)",
                     ("task", "envs", "control steps", "max abs qpos diff", "max abs qvel diff", "tolerance (qpos, qvel)",
-                     "within"),
+                     "CPU device's own rounding spread (qpos, qvel)", "within"),
                     [(r["name"], p["num_envs"], p["steps"], f"{p['qpos_max_abs']:.2e}", f"{p['qvel_max_abs']:.2e}",
-                      p["tolerance"], p["within"]) for r in ok("parity") for p in (r["result"],)])
+                      p["tolerance"], _spread(p), p["within"]) for r in ok("parity") for p in (r["result"],)])
     lines += _table("Env step (random actions): canter env vs raw physics",
                     ("task", "envs", "step as a CUDA graph", "raw steps/s", "env steps/s", "env / raw", "GPU memory GiB"),
                     [(e["task"], f"{e['num_envs']:,}", "yes" if e.get("cuda_graph_active") else "no",
@@ -434,6 +436,14 @@ def markdown_report(report: dict[str, Any]) -> str:
         lines += ["", "Not run or not passed: " + "; ".join(f"{r['stage']} {r['name']}: {r['status']} ({r['reason']})"
                                                       for r in skipped)]
     return "\n".join(lines) + "\n"
+
+
+def _spread(parity: dict[str, Any]) -> str:
+    """The parity record's rounding spread (the CPU device against itself one float32 rounding apart),
+    or a dash for a record written before it was measured."""
+    if "qpos_rounding_spread" not in parity:
+        return "-"
+    return f"{parity['qpos_rounding_spread']:.1e}, {parity['qvel_rounding_spread']:.1e}"
 
 
 def plot_report(report: dict[str, Any], path: Path) -> None:

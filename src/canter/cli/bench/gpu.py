@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from canter.bench.gpu import PARITY_TASKS
+
 
 @dataclass(kw_only=True)
 class GpuArgs:
@@ -14,6 +16,7 @@ class GpuArgs:
     tasks: tuple[str, ...] = ("cartpole", "ant", "dog-flat")  # bench env / bench train tasks
     sizes: tuple[int, ...] = (4096, 16384, 65536)  # env counts of the benches
     stages: tuple[str, ...] = ("tests", "syncs", "parity", "env", "train", "learn")
+    parity_tasks: tuple[str, ...] = PARITY_TASKS  # parity stage: one task per family and model
     env_seconds: float = 1.0  # bench env: seconds per repetition and side
     env_repeats: int = 3
     train_seconds: float = 20.0  # bench train: wall time per task and env count
@@ -32,7 +35,7 @@ class GpuArgs:
         from canter.bench.gpu import GpuCheckCfg, run_gpu_check
 
         console = Console(stderr=True, highlight=False)
-        cfg = GpuCheckCfg(out=self.out, tasks=self.tasks, sizes=self.sizes, stages=self.stages,
+        cfg = GpuCheckCfg(out=self.out, tasks=self.tasks, sizes=self.sizes, stages=self.stages, parity_tasks=self.parity_tasks,
                           env_seconds=self.env_seconds, env_repeats=self.env_repeats, train_seconds=self.train_seconds,
                           train_graphs=self.train_graphs, learn_graphs=self.learn_graphs,
                           learn_envs=self.learn_envs, learn_chunks=self.learn_chunks, eval_episodes=self.eval_episodes,
