@@ -89,9 +89,11 @@ def test_command_curriculum_widens_only_after_good_tracking_on_the_upper_terrain
         command_velocity_curriculum(flat, ids, **args)
 
 
-def test_flat_dogs_learn_with_12_step_rollouts_and_a_looser_kl_target_the_terrain_keeps_rsl_rls():
-    # BENCHMARKS.md §15 measured both flat-ground settings at equal env steps; §6 kept dog-rough at 24 / 0.01
-    for name, expected in (("dog-flat", (12, 0.02)), ("dog-flat-dr", (12, 0.02)), ("dog-rough", (24, 0.01))):
+def test_the_dogs_learn_with_a_looser_kl_target_and_only_the_flat_ones_with_12_step_rollouts():
+    # BENCHMARKS.md §15 measured both flat-ground settings at equal env steps; §6 kept dog-rough's 24 steps and
+    # measured its KL target at equal steps; dog-stones (the heuristic's residual) keeps rsl_rl's 0.01, unmeasured
+    for name, expected in (("dog-flat", (12, 0.02)), ("dog-flat-dr", (12, 0.02)), ("dog-rough", (24, 0.02)),
+                           ("dog-stones", (24, 0.01))):
         make = REGISTRY.get(name).agent_cfg
         assert make is not None, name
         algo = make().algo

@@ -1,14 +1,13 @@
 """BENCHMARKS §6: the mean terrain level against env steps on the terrain, for the 12-step terrain hour of
 commands.sh and the 24-step one of ../dog_rough_entry (the same recipe on another EPYC), read from each run's
 terrain_levels.json curve (iteration x 1,024 envs x rollout length). Prints the level every 1.2 M steps and writes
-level_vs_steps.png beside this file. Usage: python compare.py [LEVELS_JSON_OF_THE_12_STEP_RUN]"""
+level_vs_steps.png beside this file. Usage: python compare.py [LEVELS_JSON_OF_THE_12_STEP_RUN]
+(../dog_rough_kl02/compare.py uses `compare` for its own runs.)"""
 import json
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
-RUNS = [("24 steps (dog_rough_entry)", HERE.parent / "dog_rough_entry" / "terrain_levels.json", 24),
-        ("12 steps", Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "terrain_levels.json", 12)]
 
 
 def level_at(steps: list[float], levels: list[float], million: float) -> float | None:
@@ -18,32 +17,40 @@ def level_at(steps: list[float], levels: list[float], million: float) -> float |
     return [lv for s, lv in zip(steps, levels, strict=True) if s <= million][-1]
 
 
-curves = []
-for label, path, rollout in RUNS:
-    summary = json.loads(path.read_text())
-    curve = summary["curve"]
-    steps = [i * summary["num_envs"] * rollout / 1e6 for i in curve["iteration"]]
-    curves.append((label, steps, curve["mean_level"], curve["minutes"]))
-marks = [1.2 * k for k in range(1, 12)]
-print("| M env steps on the terrain | " + " | ".join(f"{m:.1f}" for m in marks) + " |")
-print("|---|" + "---:|" * len(marks))
-for label, steps, levels, _ in curves:
-    cells = [level_at(steps, levels, m) for m in marks]
-    print(f"| {label} | " + " | ".join("–" if c is None else f"{c:.2f}" for c in cells) + " |")
-for label, steps, levels, minutes in curves:
-    print(f"{label}: {steps[-1]:.1f} M steps in {minutes[-1]:.1f} min, final mean level {levels[-1]:.2f}")
+def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float]) -> None:
+    """Print the markdown table of mean level at `marks` (M env steps) for each (label, terrain_levels.json,
+    rollout length) and plot the curves into `png`."""
+    curves = []
+    for label, path, rollout in runs:
+        summary = json.loads(path.read_text())
+        curve = summary["curve"]
+        steps = [i * summary["num_envs"] * rollout / 1e6 for i in curve["iteration"]]
+        curves.append((label, steps, curve["mean_level"], curve["minutes"]))
+    print("| M env steps on the terrain | " + " | ".join(f"{m:.1f}" for m in marks) + " |")
+    print("|---|" + "---:|" * len(marks))
+    for label, steps, levels, _ in curves:
+        cells = [level_at(steps, levels, m) for m in marks]
+        print(f"| {label} | " + " | ".join("–" if c is None else f"{c:.2f}" for c in cells) + " |")
+    for label, steps, levels, minutes in curves:
+        print(f"{label}: {steps[-1]:.1f} M steps in {minutes[-1]:.1f} min, final mean level {levels[-1]:.2f}")
 
-import matplotlib  # noqa: E402
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
-fig, ax = plt.subplots(figsize=(8, 4.5))
-for label, steps, levels, _ in curves:
-    ax.plot(steps, levels, label=label)
-ax.set_xlabel("env steps on the terrain (M)")
-ax.set_ylabel("mean terrain level")
-ax.set_title("dog-rough warm-started from 5 min of dog-flat: terrain level against steps")
-ax.legend()
-fig.tight_layout()
-fig.savefig(HERE / "level_vs_steps.png", dpi=120)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for label, steps, levels, _ in curves:
+        ax.plot(steps, levels, label=label)
+    ax.set_xlabel("env steps on the terrain (M)")
+    ax.set_ylabel("mean terrain level")
+    ax.set_title("dog-rough warm-started from 5 min of dog-flat: terrain level against steps")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png, dpi=120)
+
+
+if __name__ == "__main__":
+    compare([("24 steps (dog_rough_entry)", HERE.parent / "dog_rough_entry" / "terrain_levels.json", 24),
+             ("12 steps", Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "terrain_levels.json", 12)],
+            HERE / "level_vs_steps.png", [1.2 * k for k in range(1, 12)])

@@ -10,7 +10,7 @@ from canter.tasks.ant.env_cfg import ant_classic_env_cfg, ant_env_cfg
 from canter.tasks.atari import atari_agent_cfg, breakout_env_cfg, pong_env_cfg
 from canter.tasks.cartpole.agent_cfg import cartpole_agent_cfg
 from canter.tasks.cartpole.env_cfg import ALIVE_WEIGHT, EPISODE_LENGTH_S, cartpole_env_cfg
-from canter.tasks.dog.agent_cfg import dog_agent_cfg, dog_flat_agent_cfg, dog_rough_blind_agent_cfg
+from canter.tasks.dog.agent_cfg import dog_flat_agent_cfg, dog_rough_agent_cfg, dog_rough_blind_agent_cfg
 from canter.tasks.dog.env_cfg import (
     dog_flat_dr_env_cfg,
     dog_flat_env_cfg,
@@ -76,7 +76,7 @@ REGISTRY = Registry(
             name="dog-rough",
             description="The dog over generated terrain: curriculum, height scan, domain randomization.",
             env_cfg=dog_rough_env_cfg,
-            agent_cfg=dog_agent_cfg,
+            agent_cfg=dog_rough_agent_cfg,
             metrics=velocity_tracking_errors,
             episode_metrics=terrain_episode_metrics,
         ),
