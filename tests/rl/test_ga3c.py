@@ -210,9 +210,10 @@ def test_the_bound_loss_keeps_ga3cs_saturated_means_near_their_bound():
     """GA3C's lagged A2C steps drive a Gaussian mean past an actuator's limit as A2C's do; the bound
     loss, on by default for a Gaussian policy, holds it near action_bound. (On `ant` it kept GA3C's
     means nearer the range beside the advantage normalization, which stopped their collapse;
-    BENCHMARKS.md §16.)"""
+    BENCHMARKS.md §16.) With the loss at 2.0 the mean settles at 1.39-1.41 over runs under load (at 1.0 it
+    settled at 1.55-1.61, astride the bound below; the threads' interleaving is not deterministic)."""
     means = {}
-    for coef in (0.0, 1.0):
+    for coef in (0.0, 2.0):
         envs = [SaturatedTarget(16) for _ in range(2)]
         cfg = PolicyCfg(actor_hidden_dims=(16,), critic_hidden_dims=(16,))
         policy = ActorCritic(envs[0].observation_shapes, 1, cfg, init_generator=make_generator(0, "cpu"))
@@ -224,5 +225,5 @@ def test_the_bound_loss_keeps_ga3cs_saturated_means_near_their_bound():
             means[coef] = float(policy.act_inference(envs[0].get_observations()).mean())
         assert ("bounds_loss" in history[-1].losses) == (coef > 0)
     assert means[0.0] > 2.2, means
-    assert 1.0 < means[1.0] < 1.6, means
+    assert 1.0 < means[2.0] < 1.6, means
     assert Ga3cRunner(envs, policy, AlgoCfg(algo="ga3c"), Ga3cCfg(num_agents=2)).bounds_coef == 0.01
