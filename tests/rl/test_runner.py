@@ -130,8 +130,9 @@ def test_cartpole_learns(tmp_path, capsys):
     assert result["mean_return"] >= 0.9 * result["max_return"]
 
 
-@pytest.mark.parametrize("extra", [("--algo", "a2c"), ("--agent.policy.rnn-type", "gru", "--agent.policy.rnn-hidden-dim", "32"), ("--agent.policy.rnn-type", "lstm", "--agent.policy.rnn-hidden-dim", "32")])
-def test_other_algorithms_and_recurrent_policies_train_and_resume_exactly(tmp_path, extra):
+@pytest.mark.parametrize("extra", [("--algo", "a2c"), ("--agent.policy.rnn-type", "gru", "--agent.policy.rnn-hidden-dim", "32"), ("--agent.policy.rnn-type", "lstm", "--agent.policy.rnn-hidden-dim", "32"),
+                                   ("--agent.algo.autocast", "bf16")])
+def test_other_algorithms_recurrent_policies_and_the_bf16_update_train_and_resume_exactly(tmp_path, extra):
     straight = _train(tmp_path / "straight", "--max-iterations", "3", *extra)
     _train(tmp_path / "split", "--max-iterations", "2", *extra)
     assert train_main(["cartpole", "--resume", str(tmp_path / "split"), "--max-iterations", "3"]) == 0

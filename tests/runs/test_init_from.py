@@ -35,6 +35,26 @@ def test_rough_starts_from_flat_and_acts_as_flat_on_flat_inputs(tmp_path, capsys
     weight = ours.state_dict()["actor.0.weight"]
     assert torch.equal(weight[:, :48], theirs.state_dict()["actor.0.weight"]) and not weight[:, 48:].any()
     assert torch.equal(ours.state_dict()["std"], theirs.state_dict()["std"])
+    # Adam's state grows with the network: the source's moments, step counts and adaptive rate, the new columns'
+    # moments zero (a fresh Adam's first sign-sized steps shook a trained policy to a KL of 2-20, BENCHMARKS.md §6)
+    assert "the optimizer's state too, learning rate" in line and line.endswith("the new columns' moments at zero")
+    source_state = load_checkpoint(flat / "checkpoint.pt")["algorithm"]
+    assert float(rough.algorithm.learning_rate) == float(source_state["learning_rate"])
+    saved, grown = source_state["optimizer"]["state"], rough.algorithm.optimizer.state_dict()["state"]
+    names = [name for name, _ in ours.named_parameters()]
+    assert set(grown) == set(saved) == set(range(len(names)))
+    for index, name in enumerate(names):
+        assert float(grown[index]["step"]) == float(saved[index]["step"]) == 2 * 5 * 4  # 2 iterations of 5 x 4
+        for key in ("exp_avg", "exp_avg_sq"):
+            mine, source = grown[index][key], saved[index][key]
+            if name == "actor.0.weight":
+                assert torch.equal(mine[:, :48], source) and source.any() and not mine[:, 48:].any()
+            elif name == "critic.0.weight":  # the source's columns where the weights have them, zero in the new ones
+                new_columns = ~ours.state_dict()[name].any(dim=0)
+                assert mine.shape == ours.state_dict()[name].shape and not mine[:, new_columns].any()
+                assert torch.equal(mine[:, ~new_columns], source)
+            else:
+                assert torch.equal(mine, source), (name, key)
     for key, value in theirs.state_dict().items():
         if not key.endswith("0.weight"):
             assert torch.equal(ours.state_dict()[key], value), key
@@ -70,8 +90,8 @@ def test_what_cannot_be_mapped_is_one_line(tmp_path, capfd):
 def test_the_same_network_brings_its_optimizer_state_and_rate(tmp_path, capfd):
     """Fine-tuning one network on another task: Adam's moments and step counts come with the policy,
     and with the adaptive schedule the rate the source had settled on, so the first update continues
-    the source's optimizer instead of a fresh Adam's sign-sized steps; --init-fresh-optimizer (and a
-    grown network) start afresh."""
+    the source's optimizer instead of a fresh Adam's sign-sized steps; --init-fresh-optimizer starts
+    afresh."""
     source = tmp_path / "source"
     assert main(["train", "cartpole", "--run-dir", str(source), *SMALL, "--max-iterations", "2"]) == 0
     payload = load_checkpoint(source / "checkpoint.pt")

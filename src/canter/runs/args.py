@@ -62,7 +62,7 @@ class TrainArgs:
     dist_timeout: float = DIST_TIMEOUT  # seconds a rank waits in a collective for another rank before failing
     teacher: str | None = None  # dagger: a trained run whose policy labels the states (else the task's expert)
     init_from: str | None = None  # a trained run (or checkpoint file) whose policy the new one starts from
-    init_fresh_optimizer: bool = False  # with init_from: a fresh optimizer (else the source's, where the network is the same)
+    init_fresh_optimizer: bool = False  # with init_from: a fresh optimizer (else the source's, grown with the network)
     env: EnvCfg | AtariEnvCfg  # a MuJoCo task's, or an Atari game's (canter.envs.atari)
     agent: RunnerCfg
 

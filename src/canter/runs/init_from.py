@@ -9,13 +9,15 @@ columns start at zero weight (normalized as identity), so the new policy acts ex
 on the source's observations until it learns to use the new ones. The iteration count starts
 afresh.
 
-Where every parameter is copied (the same network: fine-tuning on another goal set or terrain), the
-source's optimizer state comes with it too: Adam's moment estimates and step counts, and with the
-adaptive schedule the learning rate the source's KL had settled on, as rsl_rl's `load` restores the
-optimizer. A fresh Adam's first steps move every weight by about the learning rate in the sign of
-its gradient, whatever that gradient's noise; on a trained policy that is a shake.
-`--init-fresh-optimizer` starts Adam and the rate afresh instead; a grown network always does (its
-moments do not fit the new shapes).
+The source's optimizer state comes with the policy: Adam's moment estimates and step counts, and with
+the adaptive schedule the learning rate the source's KL had settled on, as rsl_rl's `load` restores
+the optimizer. A fresh Adam's first steps move every weight by about the learning rate in the sign of
+its gradient, whatever that gradient's noise; on a trained policy that is a shake (measured on a
+dog-flat policy grown to dog-rough's height scan: a KL of 2.1 and 19.6 in the first update, where the
+adaptive rate then settles near 0.02; BENCHMARKS.md §6). In a grown network the first layers'
+moments grow like their weights: the source's columns keep theirs, the new columns start at zero,
+as a parameter Adam has not stepped yet. `--init-fresh-optimizer` starts Adam and the rate afresh
+instead.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ def checkpoint_path(source: str | Path) -> tuple[Path, Path]:
 
 
 def init_policy(runner: Any, source: str | Path, optimizer: bool = True) -> str:
-    """Load the policy of `source` into `runner`'s freshly built policy, and with `optimizer` (and
-    the same network) its optimizer state (see the module doc); returns a one-line summary.
+    """Load the policy of `source` into `runner`'s freshly built policy, and with `optimizer` its
+    optimizer state, grown with the network (see the module doc); returns a one-line summary.
     CanterError (one line) when the policies cannot be mapped."""
     from canter.rl.checkpoint import load_checkpoint
 
@@ -89,20 +91,56 @@ def init_policy(runner: Any, source: str | Path, optimizer: bool = True) -> str:
     policy.load_state_dict(state)
     grown = ", ".join(f"{g} {source_dims[g]} -> {policy.observation_shapes[g][0]}" for g in policy.observation_shapes
                       if source_dims.get(g) != policy.observation_shapes[g][0])
-    return f"initialized from {path}: inputs grown ({grown}), the new columns at zero weight"
+    line = f"initialized from {path}: inputs grown ({grown}), the new columns at zero weight"
+    if not optimizer:
+        return line + ", the optimizer fresh"
+
+    def widen(key: str, moment: torch.Tensor) -> torch.Tensor:
+        """A moment of the source's first-layer weight `key`, laid out as our wider weight."""
+        role = key.split(".")[0]
+        groups = policy.actor_obs_groups if role == "actor" else policy.critic_obs_groups
+        return _widen_first_layer(moment, ours[key], groups, policy.observation_shapes, columns, source_dims)
+
+    return f"{line}; " + _copy_optimizer(runner.algorithm, payload["algorithm"], {key: widen for key in wider if key in FIRST_LAYERS})
 
 
-def _copy_optimizer(learner: Any, saved: dict[str, Any]) -> str:
+def _copy_optimizer(learner: Any, saved: dict[str, Any], grow: dict[str, Any] | None = None) -> str:
     """Loads the source's optimizer state into `learner` (same algorithm, same parameters); with the
-    adaptive schedule its learning rate too. Returns what was copied, for the summary line."""
+    adaptive schedule its learning rate too. `grow` maps the names of parameters that are wider here
+    to a function that lays a source moment out at our width. Returns what was copied, for the
+    summary line."""
     from canter.rl.algorithm import load_optimizer_state
 
     if saved.get("algo") != learner.algo_name or "optimizer" not in saved:
         return f"the optimizer fresh (the source trained with {saved.get('algo')!r}, this run with {learner.algo_name!r})"
+    optimizer_state = saved["optimizer"]
+    if grow:
+        optimizer_state = _grown_optimizer_state(learner, optimizer_state, grow)
+        if optimizer_state is None:
+            return "the optimizer fresh (its parameters are not the policy's)"
     adaptive = learner.cfg.schedule == "adaptive"
-    load_optimizer_state(learner, saved["optimizer"], saved["learning_rate"] if adaptive else None)
+    load_optimizer_state(learner, optimizer_state, saved["learning_rate"] if adaptive else None)
     rate = f", learning rate {float(learner.learning_rate):.3g}" if adaptive else ""
-    return f"the optimizer's state too{rate}"
+    return f"the optimizer's state too{rate}" + (", the new columns' moments at zero" if grow else "")
+
+
+def _grown_optimizer_state(learner: Any, saved: dict[str, Any], grow: dict[str, Any]) -> dict[str, Any] | None:
+    """The source's optimizer state dict with the moments of every parameter in `grow` widened
+    (step counts kept); None where the optimizer's parameters are not the policy's, in order."""
+    names = [name for name, _ in learner.policy.named_parameters()]
+    indices = [index for group in saved["param_groups"] for index in group["params"]]
+    ours = [p for group in learner.optimizer.param_groups for p in group["params"]]
+    if len(indices) != len(names) or len(ours) != len(names):
+        return None
+    state = {}
+    for index, name in zip(indices, names, strict=True):
+        entry = saved["state"].get(index)
+        if entry is None:
+            continue
+        if name in grow:
+            entry = {key: grow[name](name, value) if key in ("exp_avg", "exp_avg_sq") else value for key, value in entry.items()}
+        state[index] = entry
+    return {"state": state, "param_groups": saved["param_groups"]}
 
 
 def _prefix_columns(env: Any, source_groups: dict[str, Any], group: str, source_dim: int | None, source: str | Path) -> int:
