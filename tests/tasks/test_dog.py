@@ -98,3 +98,5 @@ def test_the_dogs_learn_with_a_looser_kl_target_and_only_the_flat_ones_with_12_s
         assert make is not None, name
         algo = make().algo
         assert (algo.num_steps_per_env, algo.desired_kl, algo.schedule) == (*expected, "adaptive"), name
+        # §6: on the terrain rsl_rl's entropy bonus doubled the action noise and stalled the curriculum near level 3
+        assert algo.entropy_coef == {"dog-rough": 0.0025, "dog-stones": 0.005}.get(name, 0.01), name

@@ -17,9 +17,10 @@ def level_at(steps: list[float], levels: list[float], million: float) -> float |
     return [lv for s, lv in zip(steps, levels, strict=True) if s <= million][-1]
 
 
-def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float]) -> None:
+def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float], minute_marks: list[float] | None = None) -> None:
     """Print the markdown table of mean level at `marks` (M env steps) for each (label, terrain_levels.json,
-    rollout length) and plot the curves into `png`."""
+    rollout length) and plot the curves into `png`; given `minute_marks`, a second table and panel of the level
+    against minutes on the terrain."""
     curves = []
     for label, path, rollout in runs:
         summary = json.loads(path.read_text())
@@ -31,6 +32,13 @@ def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float]) ->
     for label, steps, levels, _ in curves:
         cells = [level_at(steps, levels, m) for m in marks]
         print(f"| {label} | " + " | ".join("–" if c is None else f"{c:.2f}" for c in cells) + " |")
+    if minute_marks:
+        print()
+        print("| terrain minute | " + " | ".join(f"{m:g}" for m in minute_marks) + " |")
+        print("|---|" + "---:|" * len(minute_marks))
+        for label, _, levels, minutes in curves:
+            cells = [level_at(minutes, levels, m) for m in minute_marks]
+            print(f"| {label} | " + " | ".join("–" if c is None else f"{c:.2f}" for c in cells) + " |")
     for label, steps, levels, minutes in curves:
         print(f"{label}: {steps[-1]:.1f} M steps in {minutes[-1]:.1f} min, final mean level {levels[-1]:.2f}")
 
@@ -39,13 +47,21 @@ def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float]) ->
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, axes = plt.subplots(1, 2 if minute_marks else 1, figsize=(14 if minute_marks else 8, 4.5), squeeze=False)
+    ax = axes[0][0]
     for label, steps, levels, _ in curves:
         ax.plot(steps, levels, label=label)
     ax.set_xlabel("env steps on the terrain (M)")
     ax.set_ylabel("mean terrain level")
     ax.set_title("dog-rough warm-started from 5 min of dog-flat: terrain level against steps")
     ax.legend()
+    if minute_marks:
+        ax = axes[0][1]
+        for label, _, levels, minutes in curves:
+            ax.plot(minutes, levels, label=label)
+        ax.set_xlabel("minutes on the terrain")
+        ax.set_ylabel("mean terrain level")
+        ax.set_title("against wall time")
     fig.tight_layout()
     fig.savefig(png, dpi=120)
 
