@@ -47,21 +47,17 @@ def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float], mi
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2 if minute_marks else 1, figsize=(14 if minute_marks else 8, 4.5), squeeze=False)
-    ax = axes[0][0]
-    for label, steps, levels, _ in curves:
-        ax.plot(steps, levels, label=label)
-    ax.set_xlabel("env steps on the terrain (M)")
-    ax.set_ylabel("mean terrain level")
-    ax.set_title("dog-rough warm-started from 5 min of dog-flat: terrain level against steps")
-    ax.legend()
+    panels = [(1, "env steps on the terrain (M)", "dog-rough warm-started from 5 min of dog-flat: terrain level against steps")]
     if minute_marks:
-        ax = axes[0][1]
-        for label, _, levels, minutes in curves:
-            ax.plot(minutes, levels, label=label)
-        ax.set_xlabel("minutes on the terrain")
+        panels.append((3, "minutes on the terrain", "against wall time"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels) if minute_marks else 8, 4.5), squeeze=False)
+    for ax, (x, xlabel, title) in zip(axes[0], panels, strict=True):
+        for curve in curves:
+            ax.plot(curve[x], curve[2], label=curve[0])
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("mean terrain level")
-        ax.set_title("against wall time")
+        ax.set_title(title)
+    axes[0][0].legend()
     fig.tight_layout()
     fig.savefig(png, dpi=120)
 
