@@ -14,7 +14,7 @@ the adaptive schedule the learning rate the source's KL had settled on, as rsl_r
 the optimizer. A fresh Adam's first steps move every weight by about the learning rate in the sign of
 its gradient, whatever that gradient's noise; on a trained policy that is a shake (measured on a
 dog-flat policy grown to dog-rough's height scan: a KL of 2.1 and 19.6 in the first update, where the
-adaptive rate then settles near 0.02; BENCHMARKS.md §6). In a grown network the first layers'
+KL then settles near its target of 0.02; BENCHMARKS.md §6). In a grown network the first layers'
 moments grow like their weights: the source's columns keep theirs, the new columns start at zero,
 as a parameter Adam has not stepped yet. `--init-fresh-optimizer` starts Adam and the rate afresh
 instead.
