@@ -23,7 +23,7 @@ from canter.terrains.generator import column_types
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("run_dir")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
@@ -35,6 +35,8 @@ def main() -> None:
     levels = terrain["terrain_levels"].long()
     types = terrain["terrain_types"].long()
     cfg = read_command(run_dir).train_args().env.terrain  # the run's own grid and sub-terrains
+    if cfg is None:
+        raise SystemExit(f"{run_dir}: the run's config has no terrain")
     num_rows = max(cfg.num_rows, int(levels.max()) + 1)
     column_names = _column_names(cfg, int(types.max()) + 1)
     type_names = list(dict.fromkeys(column_names))
@@ -46,8 +48,13 @@ def main() -> None:
     for row in range(num_rows):
         cells = " | ".join(str(int(c)) for c in counts[row])
         lines.append(f"| {row} | {cells} | {int(counts[row].sum())} |")
+    rows = torch.arange(num_rows, dtype=torch.float64)
+    type_means = (rows[:, None] * counts).sum(dim=0) / counts.sum(dim=0).clamp_min(1)
+    lines.append("| mean | " + " | ".join(f"{float(m):.2f}" for m in type_means) + f" | {levels.float().mean():.2f} |")
     print(f"iteration {payload['iteration']}, {levels.numel()} envs, mean level {levels.float().mean():.2f}")
     print("\n".join(lines))
+    print(f"(a type solved to its top row holds a mean of {solved_mean_level(num_rows):.2f}: an env promoted past the top "
+          "goes to a random row and climbs back one row per episode)")
     out = Path(args.out) if args.out else run_dir
     out.mkdir(parents=True, exist_ok=True)
     summary = {
@@ -57,6 +64,8 @@ def main() -> None:
         "mean_level": float(levels.float().mean()),
         "row_counts": counts.sum(dim=1).tolist(),
         "counts_by_type": {name: counts[:, i].tolist() for i, name in enumerate(type_names)},
+        "mean_by_type": {name: float(type_means[i]) for i, name in enumerate(type_names)},
+        "solved_mean_level": solved_mean_level(num_rows),
     }
     curve = _curve(run_dir)
     if curve:
@@ -64,6 +73,13 @@ def main() -> None:
         _plot_curve(curve, out / "terrain_curve.png")
     (out / "terrain_levels.json").write_text(json.dumps(summary, indent=2))
     _plot(counts, type_names, out / "terrain_levels.png", summary)
+
+
+def solved_mean_level(num_rows: int) -> float:
+    """The mean level of envs on a sub-terrain they solve at every row, one promotion per episode: past the
+    top row an env goes to a row drawn uniformly from 0..n-1 (Terrain.update_levels) and climbs back, so
+    row k is visited with weight k + 1 and the mean is sum k(k+1) / sum (k+1) = 2(n-1)/3 (6.0 for 10 rows)."""
+    return 2.0 * (num_rows - 1) / 3.0
 
 
 def _curve(run_dir: Path) -> dict[str, list[float]]:

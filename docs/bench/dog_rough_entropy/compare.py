@@ -3,30 +3,16 @@
 at equal env steps and equal minutes. The noise (the mean standard deviation of the Gaussian policy) is read
 from the runs' TensorBoard entropy. Writes level_vs_steps.png beside this file.
 Usage: python compare.py ENTROPY_RUN ADAM_RUN (the rough run directories, for the noise)"""
-import math
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parent / "dog_rough_steps12"))
-from compare import compare  # noqa: E402
+from compare import compare, print_noise  # noqa: E402
 
 compare([("entropy 0.01 (dog_rough_adam)", HERE.parent / "dog_rough_adam" / "terrain_levels.json", 24),
          ("entropy 0.0025", HERE / "terrain_levels.json", 24)],
         HERE / "level_vs_steps.png", [1.2 * k for k in range(1, 11)], minute_marks=[2.0 * k for k in range(1, 12)])
 
 if len(sys.argv) > 2:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    def noise_std(run: str, actions: int = 12) -> dict[int, float]:
-        """Iteration -> the std of a Gaussian with the logged entropy per action dimension."""
-        events = EventAccumulator(run)
-        events.Reload()
-        return {s.step: math.exp(s.value / actions - 0.5 * math.log(2 * math.pi * math.e)) for s in events.Scalars("Loss/entropy")}
-
-    marks = [0, 100, 200, 300, 400, 500]
-    print("\n| action noise std at iteration | " + " | ".join(map(str, marks)) + " |")
-    print("|---|" + "---:|" * len(marks))
-    for label, run in (("entropy 0.01", sys.argv[2]), ("entropy 0.0025", sys.argv[1])):
-        std = noise_std(run)
-        print(f"| {label} | " + " | ".join(f"{std[m]:.3f}" if m in std else "–" for m in marks) + " |")
+    print_noise([("entropy 0.01", sys.argv[2]), ("entropy 0.0025", sys.argv[1])], [0, 100, 200, 300, 400, 500])

@@ -4,6 +4,7 @@ terrain_levels.json curve (iteration x 1,024 envs x rollout length). Prints the 
 level_vs_steps.png beside this file. Usage: python compare.py [LEVELS_JSON_OF_THE_12_STEP_RUN]
 (../dog_rough_kl02/compare.py uses `compare` for its own runs.)"""
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -15,6 +16,25 @@ def level_at(steps: list[float], levels: list[float], million: float) -> float |
     if million > steps[-1]:
         return None
     return [lv for s, lv in zip(steps, levels, strict=True) if s <= million][-1]
+
+
+def noise_std(run: str | Path, actions: int = 12) -> dict[int, float]:
+    """Iteration -> the standard deviation of a Gaussian policy with the run's logged entropy per action
+    dimension (TensorBoard's Loss/entropy; the dog has 12 joints)."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(run))
+    events.Reload()
+    return {s.step: math.exp(s.value / actions - 0.5 * math.log(2 * math.pi * math.e)) for s in events.Scalars("Loss/entropy")}
+
+
+def print_noise(runs: list[tuple[str, str | Path]], marks: list[int]) -> None:
+    """Print the markdown table of the action noise std at the iterations `marks` for each (label, run)."""
+    print("\n| action noise std at iteration | " + " | ".join(map(str, marks)) + " |")
+    print("|---|" + "---:|" * len(marks))
+    for label, run in runs:
+        std = noise_std(run)
+        print(f"| {label} | " + " | ".join(f"{std[m]:.3f}" if m in std else "–" for m in marks) + " |")
 
 
 def compare(runs: list[tuple[str, Path, int]], png: Path, marks: list[float], minute_marks: list[float] | None = None) -> None:
