@@ -172,7 +172,7 @@ def test_pyramid_stairs_are_discrete_steps_of_the_configured_height():
 
 
 def test_stepping_stones_have_deep_pits_and_harder_rows_spread_more():
-    cfg = SteppingStonesCfg(pit_depth=1.0, height_range=(0.0, 0.1), gap_range=(0.1, 0.4))
+    cfg = SteppingStonesCfg(pit_depth=1.0, height_range=(0.0, 0.1), gap_range=(0.3, 0.4))
     easy = cfg.heights(_rng(), 0.0, BLOCK)
     hard = cfg.heights(_rng(), 1.0, BLOCK)
     platform = st.platform_mask(N, N, 0.1, BLOCK.platform_width)
@@ -188,20 +188,49 @@ def test_stepping_stones_have_deep_pits_and_harder_rows_spread_more():
 
 
 def test_default_stepping_stones_start_gap_free_and_open_up_row_by_row():
-    """The curriculum's entry rung: with the default gap_range (0, 0.4 m) rows 0-1 are solid ground
-    (a gap under half a 0.1 m cell rounds to none), pits appear from row 2 and cover more of the
-    block on every harder row; the old minimum of one cell put 0.2 m V-trenches 1 m deep into row 0."""
+    """The curriculum's entry rung: with the default gap_range (0, 0.4 m) at 0.1 m resolution, rows 0-3
+    are solid ground (their gaps, at most 0.13 m, round to no opening), pits appear from row 4 and
+    cover more of the block on every harder row; the old minimum of one cell put 0.2 m V-trenches 1 m
+    deep into row 0, and counting pit points put them into row 2 (nominal gaps of 0.04-0.09 m)."""
     cfg = SteppingStonesCfg()
     pit_share = [float((cfg.heights(_rng(), row / 9, BLOCK) == -cfg.pit_depth).mean()) for row in range(10)]
-    assert pit_share[0] == pit_share[1] == 0.0
-    assert 0.1 < pit_share[2] < 0.3 and pit_share[9] > 0.5
+    assert pit_share[:4] == [0.0] * 4
+    assert 0.05 < pit_share[4] < 0.2 and pit_share[9] > 0.4
     assert all(b >= a - 0.02 for a, b in itertools.pairwise(pit_share))
-    # gaps are rounded to whole cells: under half a cell none, 0.15-0.3 m two or three cells
-    assert (st._stone_index(_rng(), 40, 0.1, width=0.5, gap=0.04) >= 0).all()
-    in_gap = st._stone_index(_rng(), 40, 0.1, width=0.5, gap=0.3) < 0
-    edges = np.flatnonzero(np.diff(in_gap.astype(int)))
-    gap_lengths = (edges[1::2] - edges[0::2]).tolist()
-    assert gap_lengths and set(gap_lengths) <= {2, 3}
+
+
+def _surface_runs(index: np.ndarray, h: float, below: bool) -> list[float]:
+    """Lengths (m) of the runs where MuJoCo's surface over a profile with pits at -1 (index < 0) and
+    stones at 0 is below -0.01 m (a gap's opening) or above it (a stone's top): the heightfield
+    interpolates linearly between points h apart, sampled here every h / 100."""
+    x = np.arange(index.size) * h
+    fine = np.arange(0.0, x[-1], h / 100.0)
+    surface = np.interp(fine, x, np.where(index < 0, -1.0, 0.0))
+    mask = (surface < -0.01) == below
+    edges = np.flatnonzero(np.diff(mask.astype(int)))
+    return [float(b - a) * h / 100.0 for a, b in itertools.pairwise(edges) if mask[a + 1]]
+
+
+@pytest.mark.parametrize("h", [0.1, 0.05])
+def test_stepping_stone_gaps_and_tops_are_measured_on_the_collision_surface(h: float):
+    """Gaps U(g/2, g) open (to the nearest cell) as wide at the top as drawn, not one cell wider: a
+    pit point's two slopes belong to the gap; stones keep their width as flat tops."""
+    for gap in (0.04, 0.12, 0.3):
+        index = st._stone_index(_rng(), 400, h, width=0.5, gap=gap)
+        openings = _surface_runs(index, h, below=True)
+        tops = _surface_runs(index, h, below=False)
+        if gap < 1.5 * h:  # every draw rounds to an opening of at most one cell: the stones meet
+            assert (index >= 0).all() and not openings
+            continue
+        assert openings and tops
+        # an opening of k + 1 cells at the top, less the 0.01 m the slopes fall to the threshold
+        assert min(openings) > max(gap / 2.0 - h / 2.0, h) and max(openings) < gap + h / 2.0
+        # a stone's flat top is its width (plus the slopes down to -0.01 m, sampled every h / 100); where
+        # a drawn gap rounds to no opening, neighbours merge into one top of both widths and a cell
+        every = tops if gap / 2.0 >= 1.5 * h else [min(tops)]
+        np.testing.assert_allclose(every, 0.5, atol=0.03 * h)
+        assert min(tops) > 0.5 - 0.03 * h
+
 
 
 def test_rough_and_obstacles_grow_with_difficulty():

@@ -199,10 +199,13 @@ class ObstaclesCfg(SubTerrainCfg):
 @dataclass(kw_only=True)
 class SteppingStonesCfg(SubTerrainCfg):
     """A grid of square-ish stones lerp(width_range) wide (m), rows and columns of stones separated
-    by gaps U(g/2, g), g = lerp(gap_range), rounded to whole cells (a gap under half a cell is no gap:
-    the easiest rows are solid ground, the entry rung of the curriculum, as in legged_gym), heights
-    U(-s, s), s = lerp(height_range), per stone; everything between stones is a pit pit_depth (m)
-    deep; the centre platform is solid at 0."""
+    by gaps U(g/2, g), g = lerp(gap_range), heights U(-s, s), s = lerp(height_range), per stone;
+    everything between stones is a pit pit_depth (m) deep; the centre platform is solid at 0.
+
+    Widths are those of the surface MuJoCo collides with, which interpolates linearly between height
+    points: a stone's flat top and a gap's opening at the top are rounded to whole cells (see
+    `_stone_index`). So a gap under 1.5 cells is no gap (at 0.1 m, the easiest rows are solid ground:
+    the curriculum's entry rung, as in legged_gym), and a one-cell pit is a gap of two cells."""
 
     width_range: tuple[float, float] = (0.8, 0.4)
     gap_range: tuple[float, float] = (0.0, 0.4)
@@ -233,15 +236,21 @@ class SteppingStonesCfg(SubTerrainCfg):
 
 
 def _stone_index(rng: np.random.Generator, n: int, h: float, width: float, gap: float) -> np.ndarray:
-    """(n,) index of the stone each point along one axis lies on, -1 in a gap. Stones are `width`
-    wide (at least one cell), gaps U(gap/2, gap) rounded to whole cells (zero cells: no gap)."""
+    """(n,) index of the stone each point along one axis lies on, -1 in a gap, with sizes measured on
+    the heightfield's surface: it interpolates linearly between points h apart, so m points of one
+    stone make a flat top (m - 1) h wide and k pit points between two stones open a trench (k + 1) h
+    wide at the top (the slopes either side of each pit point are part of the gap). A stone gets
+    round(width / h) + 1 points (its top is `width` to the nearest cell), a gap U(gap/2, gap) gets
+    round(u / h) - 1 pit points (its opening is u to the nearest cell; under 1.5 cells, no pit). The
+    pitch, stone plus gap, is round(width / h) + round(u / h) cells either way. Counting pit points
+    instead made a 0.05-0.09 m gap a 0.2 m trench at 0.1 m resolution."""
     index = np.full(n, -1)
-    width_cells = max(round(width / h), 1)
+    stone_points = round(width / h) + 1
     position = stone = 0
     while position < n:
-        index[position : position + width_cells] = stone
-        gap_cells = round(rng.uniform(gap / 2.0, gap) / h)
-        position += width_cells + gap_cells
+        index[position : position + stone_points] = stone
+        pit_points = max(round(rng.uniform(gap / 2.0, gap) / h) - 1, 0)
+        position += stone_points + pit_points
         stone += 1
     return index
 
@@ -251,7 +260,9 @@ class StoneRowsCfg(SteppingStonesCfg):
     """Stepping stones in a row along x, each spanning the whole width (y): stones lerp(width_range)
     long, gaps U(g/2, g) rounded to whole cells (so a small g gives no gap at all), heights U(-s, s)
     per stone; pits pit_depth deep in the gaps; a band of platform_width across the centre (the
-    spawn) is solid at 0."""
+    spawn) is solid at 0. Unlike the grid's stones (`_stone_index`), sizes here count height points:
+    on the collision surface a gap's opening is one cell wider and a stone's flat top one cell
+    narrower than lerp'd (5 cm each at the stones task's 5 cm resolution; its figures were taken so)."""
 
     def heights(self, rng: np.random.Generator, difficulty: float, block: Block) -> np.ndarray:
         nx, h = block.nx, block.h
