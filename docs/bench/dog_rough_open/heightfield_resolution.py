@@ -3,10 +3,10 @@
 python heightfield_resolution.py 0.1; python heightfield_resolution.py 0.05; ...). Prints the median of 5 x 60 steps."""
 import resource
 import sys
-import time
 
 import torch
 
+from canter.bench.env import time_loop
 from canter.core.device import torch_threads
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.tasks import REGISTRY
@@ -24,13 +24,7 @@ with torch_threads(1):
     def step() -> None:
         env.step(torch.rand(cfg.num_envs, env.num_actions, generator=generator) * 2 - 1)
 
-    for _ in range(30):
-        step()
-    fps = []
-    for _ in range(5):
-        start = time.perf_counter()
-        for _ in range(60):
-            step()
-        fps.append(cfg.num_envs * 60 / (time.perf_counter() - start))
+    time_loop(step, 30)  # warm-up
+    fps = [cfg.num_envs * 60 / time_loop(step, 60) for _ in range(5)]
 fps.sort()
 print(f"h={h}: env steps/s median {fps[2]:.0f} (all {[round(f) for f in fps]}), max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB")
