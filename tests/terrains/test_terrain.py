@@ -45,6 +45,7 @@ from canter.terrains import (
     sub_terrain_mix,
 )
 from canter.terrains import sub_terrains as st
+from canter.terrains.terrain import scan_grid
 
 N = 40  # points per side of a 4 m sub-terrain at 0.1 m
 
@@ -602,7 +603,7 @@ def test_height_scan_on_a_known_slope_rotates_with_yaw_only():
     env.sim.qpos[:, 3:7] = quat_from_yaw(yaw)
     env.scene.invalidate()
     scan = _scan(env, grid_size=(0.6, 0.4), resolution=0.2, offset=0.1, clip=None)
-    local = mdp.terrain.scan_grid((0.6, 0.4), 0.2)
+    local = scan_grid((0.6, 0.4), 0.2)
     assert local.shape == (12, 2)
     cos, sin = torch.cos(yaw)[:, None], torch.sin(yaw)[:, None]
     px = base[:, 0:1] + cos * local[:, 0] - sin * local[:, 1]
@@ -635,7 +636,7 @@ def test_height_scan_is_evaluated_once_per_step_for_both_groups_and_is_the_plain
     assert evaluations == [(6, 20)] * 3  # 5 x 4 points, one evaluation per step
     root = env.sim.qpos[:, 0:3]
     yaw = yaw_from_quat(env.sim.qpos[:, 3:7])
-    local = mdp.terrain.scan_grid((0.8, 0.6), 0.2)
+    local = scan_grid((0.8, 0.6), 0.2)
     cos, sin = torch.cos(yaw)[:, None], torch.sin(yaw)[:, None]
     points = torch.stack(
         (root[:, 0:1] + cos * local[:, 0] - sin * local[:, 1], root[:, 1:2] + sin * local[:, 0] + cos * local[:, 1]),

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import os
 import shlex
-import signal
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,11 +21,13 @@ from canter.runs.args import DIST_TIMEOUT, TrainArgs, TrainFlags, check_train_ar
 from canter.runs.lock import HELD_VARIABLE, RunLock
 from canter.runs.rundir import (
     CHECKPOINT_FILE,
+    Plan,
     RunCommand,
     check_new_run_dir,
     default_run_dir,
     make_run_dir,
     read_command,
+    resume_line,
     resumed_command,
     write_run_files,
 )
@@ -36,16 +37,6 @@ if TYPE_CHECKING:
 
 # set for ranks started by `canter train --nproc N`: the parent prints the resume line
 LAUNCHED_VARIABLE = "CANTER_TRAIN_PARENT"
-
-
-@dataclass(kw_only=True)
-class Plan:
-    """What a `canter train` call will do: the run's command, where, and whether it resumes."""
-
-    command: RunCommand
-    args: TrainArgs
-    run_dir: Path
-    resume: bool
 
 
 def plan(cmd: TrainCmd, overrides: list[str]) -> Plan:
@@ -96,15 +87,6 @@ def train(cmd: TrainCmd, overrides: list[str]) -> int:
             raise CanterError("--nproc: this process is already one rank of a torchrun launch")
         return launch_training(the_plan, cmd, overrides)
     return run_training(the_plan)
-
-
-def resume_line(run_dir: Path, signum: int, iteration: int | None) -> str:
-    """The line an interrupted run ends with; iteration None: no checkpoint was written yet."""
-    name = signal.Signals(signum).name
-    resume = f"canter train --resume {shlex.quote(str(run_dir))}"
-    if iteration is None:
-        return f"interrupted by {name} before the first checkpoint; resume with: {resume} (it starts at iteration 0)"
-    return f"interrupted by {name} at iteration {iteration}; checkpoint saved; resume with: {resume}"
 
 
 def launch_training(the_plan: Plan, cmd: TrainCmd, overrides: list[str]) -> int:

@@ -148,7 +148,7 @@ def term_mirror(cfg: MirrorCfg, dim: int, params: dict, env: ManagerBasedRLEnv, 
             raise ConfigError(f"observation term {name!r}: mirror order has {len(cfg.order)} entries for {dim} columns")
         return Mirror(torch.tensor(cfg.order, device=device), ones)
     if cfg.kind == "scan":
-        from canter.mdp.terrain import scan_grid
+        from canter.terrains.terrain import scan_grid
 
         points = scan_grid(params["grid_size"], params["resolution"])
         if points.shape[0] != dim:

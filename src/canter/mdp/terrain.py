@@ -16,6 +16,7 @@ from canter.core.errors import ConfigError
 from canter.core.math import quat_from_yaw, quat_mul, yaw_from_quat
 from canter.core.rng import uniform
 from canter.managers.term import ManagerTerm, TermCfg
+from canter.terrains.terrain import scan_grid
 
 if TYPE_CHECKING:
     from canter.envs.manager_env import ManagerBasedRLEnv
@@ -56,16 +57,6 @@ def reset_root_state_from_terrain(
     selection.put(env.sim.qpos, env_ids, z, 2)
     selection.put(env.sim.qpos, env_ids, quat_mul(quat_from_yaw(yaw), default[3:7].expand(n, 4)), slice(3, 7))
     selection.put(env.sim.qvel, env_ids, velocity, slice(0, 6))
-
-
-def scan_grid(grid_size: tuple[float, float], resolution: float) -> torch.Tensor:
-    """(num_points, 2) points of a grid_size[0] x grid_size[1] rectangle centred on the origin,
-    `resolution` apart, x-major: round(size / resolution) + 1 points per axis."""
-    axes = [
-        torch.linspace(-size / 2.0, size / 2.0, round(size / resolution) + 1, dtype=torch.float64)
-        for size in grid_size
-    ]
-    return torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).reshape(-1, 2)
 
 
 class HeightScan(ManagerTerm):

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from canter.core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from canter.cli.train_run import Plan
     from canter.rl.ga3c import Ga3cRunner, PeriodStats
     from canter.runs.args import TrainArgs
+    from canter.runs.rundir import Plan
 
 CHECKPOINT_KIND = "ga3c"
 
@@ -217,7 +217,7 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         for env in envs:
             env.close()
         if received:
-            from canter.cli.train_run import resume_line
+            from canter.runs.rundir import resume_line
 
             print(resume_line(run_dir, int(received[0]), runner.env_steps // rollout), file=sys.stderr)
             return 128 + int(received[0])

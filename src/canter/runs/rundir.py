@@ -13,6 +13,8 @@ import dataclasses
 import errno
 import json
 import os
+import shlex
+import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,3 +186,20 @@ def resumed_command(saved: RunCommand, flags: TrainFlags, overrides: list[str], 
                       dist_timeout=saved.dist_timeout)
 
 
+@dataclass(kw_only=True)
+class Plan:
+    """What a `canter train` call will do: the run's command, where, and whether it resumes."""
+
+    command: RunCommand
+    args: TrainArgs
+    run_dir: Path
+    resume: bool
+
+
+def resume_line(run_dir: Path, signum: int, iteration: int | None) -> str:
+    """The line an interrupted run ends with; iteration None: no checkpoint was written yet."""
+    name = signal.Signals(signum).name
+    resume = f"canter train --resume {shlex.quote(str(run_dir))}"
+    if iteration is None:
+        return f"interrupted by {name} before the first checkpoint; resume with: {resume} (it starts at iteration 0)"
+    return f"interrupted by {name} at iteration {iteration}; checkpoint saved; resume with: {resume}"

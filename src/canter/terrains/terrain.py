@@ -22,6 +22,16 @@ HFIELD_NAME = "terrain"
 GEOM_NAME = "floor"
 
 
+def scan_grid(grid_size: tuple[float, float], resolution: float) -> torch.Tensor:
+    """(num_points, 2) points of a grid_size[0] x grid_size[1] rectangle centred on the origin,
+    `resolution` apart, x-major: round(size / resolution) + 1 points per axis."""
+    axes = [
+        torch.linspace(-size / 2.0, size / 2.0, round(size / resolution) + 1, dtype=torch.float64)
+        for size in grid_size
+    ]
+    return torch.stack(torch.meshgrid(*axes, indexing="ij"), dim=-1).reshape(-1, 2)
+
+
 class Terrain:
     """Sub-terrain grid, env origins and the curriculum state of `num_envs` envs.
 
