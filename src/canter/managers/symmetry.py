@@ -25,6 +25,7 @@ import torch
 from canter.core.errors import ConfigError
 from canter.core.mirror import Mirror
 from canter.core.validate import Validated, fail, require_choice
+from canter.terrains.terrain import scan_grid
 
 if TYPE_CHECKING:
     from canter.envs.manager_env import ManagerBasedRLEnv
@@ -148,8 +149,6 @@ def term_mirror(cfg: MirrorCfg, dim: int, params: dict, env: ManagerBasedRLEnv, 
             raise ConfigError(f"observation term {name!r}: mirror order has {len(cfg.order)} entries for {dim} columns")
         return Mirror(torch.tensor(cfg.order, device=device), ones)
     if cfg.kind == "scan":
-        from canter.terrains.terrain import scan_grid
-
         points = scan_grid(params["grid_size"], params["resolution"])
         if points.shape[0] != dim:
             raise ConfigError(f"observation term {name!r}: mirror 'scan' expects {points.shape[0]} points, got {dim}")
