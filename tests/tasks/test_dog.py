@@ -4,11 +4,14 @@ level reaches 5)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
 from canter.core.errors import ConfigError
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.mdp import locomotion
 from canter.mdp.locomotion import command_velocity_curriculum, velocity_tracking_errors
 from canter.tasks import REGISTRY
 
@@ -44,6 +47,37 @@ def test_tracking_errors_are_the_absolute_velocity_differences():
     errors = velocity_tracking_errors(env)
     torch.testing.assert_close(errors["lin_vel_x_abs_error"], (env.scene.root_lin_vel_b[:, 0].float() - command[:, 0]).abs())
     torch.testing.assert_close(errors["yaw_rate_abs_error"], (env.scene.root_ang_vel_b[:, 2].float() - command[:, 2]).abs())
+
+
+def test_feet_clearance_reads_each_foot_sphere_above_the_terrain_under_it():
+    env = _env("dog-rough", 4)
+    env.reset()
+    for _ in range(50):  # settle on the spawn platforms
+        env.step(torch.zeros(env.num_envs, env.num_actions))
+    term = env.cfg.rewards["feet_clearance"]
+    assert term.weight == 0.0 and term.params["target_height"] == 0.10  # off unless set (BENCHMARKS.md §6)
+    params = {name: (value.resolve(env.scene) if hasattr(value, "resolve") else value) for name, value in term.params.items()}
+    # the foot sites are the centres of the 2.2-cm spheres: standing, each is a sphere's radius above the
+    # terrain's height at its xy, in the feet's model order (the touch sensors' order)
+    data = env.sim.sensordata
+    assert env.terrain is not None
+    pos = data[:, params["position"].data_adr].reshape(4, 4, 3)
+    ground = env.terrain.height_at(pos[..., :2].float()).to(pos.dtype)
+    assert torch.all((pos[..., 2] - ground - 0.022).abs() < 0.01)
+    # feet at rest cost (almost) nothing however low they are: (0.078 m short)^2 x tanh(2 x a few cm/s)
+    vel = data[:, params["velocity"].data_adr].reshape(4, 4, 3)
+    assert float(vel[..., :2].norm(dim=2).max()) < 0.1
+    assert float(locomotion.feet_clearance(env, **params).max()) < 4 * 0.08**2 * math.tanh(0.2)
+    # FR swinging at 1 m/s (hand-written reading): (0.10 - h_FR)^2 tanh(2) on a walking command, 0 when standing
+    env.command_manager.get_command("base_velocity")[:, :2] = torch.tensor([0.5, 0.0], dtype=torch.float32)
+    data[:, params["velocity"].data_adr] = 0.0
+    data[:, env.scene.sensor_adr("FR_foot_linvel")] = torch.tensor([1.0, 0.0, 0.0], dtype=data.dtype)
+    env.scene.invalidate()
+    h_fr = pos[:, 0, 2] - ground[:, 0]
+    expected = (0.10 - h_fr) ** 2 * math.tanh(2.0)
+    torch.testing.assert_close(locomotion.feet_clearance(env, **params), expected, rtol=1e-5, atol=1e-9)
+    env.command_manager.get_command("base_velocity")[1, :2] = 0.0
+    assert float(locomotion.feet_clearance(env, **params)[1]) == 0.0
 
 
 def test_command_curriculum_widens_only_after_good_tracking_on_the_upper_terrain_levels():

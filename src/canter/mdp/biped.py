@@ -1,6 +1,7 @@
-"""Terms for legged robots on two feet (the humanoid): single-stance air time, foot slip, swing-foot
-clearance, posture (deviation from the default joint positions), and a fall test measured from the
-ground under the robot.
+"""Terms for legged robots on two feet (the humanoid): single-stance air time, foot slip, posture
+(deviation from the default joint positions), a walking clock and a fall test measured from the
+ground under the robot. Swing-foot clearance is shared with four-legged robots and lives in
+`canter.mdp.locomotion` (`biped.feet_clearance` names the same function, for saved configs).
 
 Feet are read through MJCF sensors: `touch` on a box site around each sole (normal force, N),
 `framepos` and `framelinvel` on a site at each sole (world frame, m and m/s). Selections list the
@@ -15,36 +16,14 @@ import torch
 
 from canter.core import selection
 from canter.managers.term import ManagerTerm, TermCfg
-from canter.mdp.locomotion import _readings
+from canter.mdp.locomotion import _command_speed, _readings, _sole_heights, _vectors
+from canter.mdp.locomotion import feet_clearance as feet_clearance
 from canter.mdp.observations import _cols
 from canter.mdp.terrain import _ground_height
 from canter.scene.entity import Resolved
 
 if TYPE_CHECKING:
     from canter.envs.manager_env import ManagerBasedRLEnv
-
-
-def _vectors(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
-    """(num_envs, k, 3) readings of k three-dimensional sensors."""
-    return _readings(env, sensors).reshape(env.num_envs, -1, 3)
-
-
-def _command_speed(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
-    """(num_envs,) the commanded planar speed, m/s (computed once for the terms that ask)."""
-    command = env.command_manager.get_command(command_name)
-    return env.scene.cached_while(
-        f"command_speed/{command_name}", command, lambda: torch.linalg.vector_norm(command[:, :2], dim=1))
-
-
-def _sole_heights(env: ManagerBasedRLEnv, position: Resolved) -> torch.Tensor:
-    """(num_envs, k) each sole's height above the ground below it, m (computed once per state)."""
-
-    def compute() -> torch.Tensor:
-        pos = _vectors(env, position)
-        ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
-        return pos[..., 2] - ground
-
-    return env.scene.cached(f"sole_heights/{','.join(position.names)}", compute)
 
 
 class FeetAirTimeBiped(ManagerTerm):
@@ -86,18 +65,6 @@ def feet_slide(env: ManagerBasedRLEnv, touch: Resolved, velocity: Resolved, cont
     contact = _readings(env, touch) > contact_force
     speed = torch.linalg.vector_norm(_vectors(env, velocity)[..., :2], dim=2)
     return torch.sum(speed * contact, dim=1)
-
-
-def feet_clearance(
-    env: ManagerBasedRLEnv, position: Resolved, velocity: Resolved, target_height: float, command_name: str
-) -> torch.Tensor:
-    """sum over feet of (target_height - h)_+^2 * tanh(2 |v_xy|), h the sole's height above the
-    ground below it (m): a foot moving forward (a swing foot) should be lifted to target_height;
-    0 while the commanded planar speed is below 0.1 m/s."""
-    shortfall = (target_height - _sole_heights(env, position)).clamp_min(0.0)
-    moving = torch.tanh(2.0 * torch.linalg.vector_norm(_vectors(env, velocity)[..., :2], dim=2))
-    penalty = torch.sum(shortfall.square() * moving, dim=1)
-    return penalty * (_command_speed(env, command_name) > 0.1)
 
 
 def joint_deviation_l1(env: ManagerBasedRLEnv, joints: Resolved) -> torch.Tensor:

@@ -1,7 +1,10 @@
-"""Terms of legged locomotion: contact-based rewards and terminations, torques, accelerations.
+"""Terms of legged locomotion: contact-based rewards and terminations, swing-foot clearance, torques,
+accelerations.
 
 Contacts come from MJCF sensors: `touch` sensors on foot sites (normal force, N) and `contact`
-sensors with data="found" on bodies that must not touch the ground (thighs, trunk).
+sensors with data="found" on bodies that must not touch the ground (thighs, trunk); feet positions
+and velocities from `framepos` and `framelinvel` sensors on a site at each foot (world frame, m and
+m/s), listed in the same order as the feet's other sensors.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import torch
 from canter.core import selection
 from canter.core.errors import ConfigError
 from canter.managers.term import ManagerTerm, TermCfg
+from canter.mdp.terrain import _ground_height
 from canter.scene.entity import Resolved
 
 if TYPE_CHECKING:
@@ -28,6 +32,42 @@ def _readings(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
 def contact_states(env: ManagerBasedRLEnv, sensors: Resolved, threshold: float = 1.0) -> torch.Tensor:
     """(num_envs, k) 1.0 where a touch sensor reads more than `threshold` newtons."""
     return (_readings(env, sensors) > threshold).float()
+
+
+def _vectors(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:
+    """(num_envs, k, 3) readings of k three-dimensional sensors."""
+    return _readings(env, sensors).reshape(env.num_envs, -1, 3)
+
+
+def _command_speed(env: ManagerBasedRLEnv, command_name: str) -> torch.Tensor:
+    """(num_envs,) the commanded planar speed, m/s (computed once for the terms that ask)."""
+    command = env.command_manager.get_command(command_name)
+    return env.scene.cached_while(
+        f"command_speed/{command_name}", command, lambda: torch.linalg.vector_norm(command[:, :2], dim=1))
+
+
+def _sole_heights(env: ManagerBasedRLEnv, position: Resolved) -> torch.Tensor:
+    """(num_envs, k) each foot site's height above the ground below it, m (the humanoid's sites are at
+    its soles, the dog's at the centres of its foot spheres; computed once per state)."""
+
+    def compute() -> torch.Tensor:
+        pos = _vectors(env, position)
+        ground = _ground_height(env, pos[..., :2].to(torch.float32)).to(pos.dtype)
+        return pos[..., 2] - ground
+
+    return env.scene.cached(f"sole_heights/{','.join(position.names)}", compute)
+
+
+def feet_clearance(
+    env: ManagerBasedRLEnv, position: Resolved, velocity: Resolved, target_height: float, command_name: str
+) -> torch.Tensor:
+    """sum over feet of (target_height - h)_+^2 * tanh(2 |v_xy|), h the foot site's height above the
+    ground below it (m): a foot moving over the ground (a swing foot) should be lifted to
+    target_height; 0 while the commanded planar speed is below 0.1 m/s."""
+    shortfall = (target_height - _sole_heights(env, position)).clamp_min(0.0)
+    moving = torch.tanh(2.0 * torch.linalg.vector_norm(_vectors(env, velocity)[..., :2], dim=2))
+    penalty = torch.sum(shortfall.square() * moving, dim=1)
+    return penalty * (_command_speed(env, command_name) > 0.1)
 
 
 def undesired_contacts(env: ManagerBasedRLEnv, sensors: Resolved) -> torch.Tensor:

@@ -33,6 +33,8 @@ from canter.tasks.legged import (
 from canter.terrains import rough_terrain_cfg
 
 FEET_TOUCH = sensors(".*_touch")
+FEET_POS = sensors(".*_foot_pos")  # the feet's sites (centres of the foot spheres), world frame
+FEET_VEL = sensors(".*_foot_linvel")
 THIGH_CONTACTS = sensors(".*_thigh_contact")
 TRUNK_CONTACT = sensors("trunk_contact")
 FEET_MIRROR = mirror_permute(1, 0, 3, 2)  # the feet in model order FR, FL, RR, RL
@@ -131,6 +133,13 @@ def dog_rough_env_cfg() -> EnvCfg:
     add_height_scan(cfg, noise=0.1)
     cfg.rewards["flat_orientation"].weight = 0.0
     cfg.rewards["base_height"].weight = 0.0
+    # a swing foot's centre lifted to 10 cm above the ground under it (7.8 cm under the sphere), for
+    # steps and boxes; weight 0 (off) unless set, e.g. --env.rewards.feet-clearance.weight -20
+    cfg.rewards["feet_clearance"] = RewardTermCfg(
+        func=locomotion.feet_clearance,
+        weight=0.0,
+        params={"position": FEET_POS, "velocity": FEET_VEL, "target_height": 0.10, "command_name": "base_velocity"},
+    )
     # forward commands in ±1 m/s (legged_gym's and Isaac Lab's rough-terrain range, the flat task's),
     # widened towards ±1.5 only once the mean terrain level reaches 5 of 10: a command curriculum
     # that widens first (it once started at ±0.5 and reached ±1.5 within 2 minutes) makes the
