@@ -14,6 +14,7 @@ from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp import locomotion
 from canter.mdp.locomotion import command_velocity_curriculum, velocity_tracking_errors
 from canter.tasks import REGISTRY
+from canter.tasks.dog.env_cfg import FEET_TOUCH
 
 
 def _env(task: str = "dog-flat", num_envs: int = 8) -> ManagerBasedRLEnv:
@@ -56,7 +57,11 @@ def test_feet_clearance_reads_each_foot_sphere_above_the_terrain_under_it():
         env.step(torch.zeros(env.num_envs, env.num_actions))
     term = env.cfg.rewards["feet_clearance"]
     assert term.weight == 0.0 and term.params["target_height"] == 0.10  # off unless set (BENCHMARKS.md §6)
-    params = {name: (value.resolve(env.scene) if hasattr(value, "resolve") else value) for name, value in term.params.items()}
+    _, params = env.reward_manager._terms[env.reward_manager.names.index("feet_clearance")]  # as the manager resolved them
+    feet = [name.removesuffix("_touch") for name in FEET_TOUCH.resolve(env.scene).names]
+    assert feet == ["FR", "FL", "RR", "RL"]
+    assert list(params["position"].names) == [f"{foot}_foot_pos" for foot in feet]
+    assert list(params["velocity"].names) == [f"{foot}_foot_linvel" for foot in feet]
     # the foot sites are the centres of the 2.2-cm spheres: standing, each is a sphere's radius above the
     # terrain's height at its xy, in the feet's model order (the touch sensors' order)
     data = env.sim.sensordata
