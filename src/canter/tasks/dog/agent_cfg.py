@@ -41,7 +41,8 @@ def dog_rough_agent_cfg() -> RunnerCfg:
     top third (4.15 and 23.0 % after 120 minutes; one seed, BENCHMARKS.md §6). Since stepping stones are measured on the
     collision surface (their rows 2-3 had been drawn with 0.2 m trenches), the same hour ends at 4.18 with 20.4 % on the top
     third, and 120 minutes at 4.34 with 22.1 %: all of the gain is the stones' column, the skills missing are the same. A
-    second seed of that hour ended at 4.09 with 20.0 %."""
+    second seed of that hour ended at 4.09 with 20.0 %. legged_gym's 512-256-128 networks (their own 5-minute warm
+    start, bf16 update) ran a fifth slower and ended the hour at 3.77 with 17.4 %, so the networks stay 256-128-64."""
     cfg = legged_agent_cfg()
     cfg.algo.desired_kl = 0.02
     cfg.algo.entropy_coef = 0.0025
