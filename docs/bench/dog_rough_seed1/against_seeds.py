@@ -10,7 +10,7 @@ sys.path.insert(0, str(HERE.parent / "dog_rough_steps12"))
 from compare import compare  # noqa: E402
 
 if len(sys.argv) != 3:
-    sys.exit(__doc__.splitlines()[-1].strip())
+    sys.exit((__doc__ or '').splitlines()[-1].strip())
 lever = Path(sys.argv[1])
 seeds = [("the defaults, seed 0 (dog_rough_open)", HERE.parent / "dog_rough_open" / "terrain_levels.json", 24),
          ("the defaults, seed 1 (dog_rough_seed1)", HERE / "terrain_levels.json", 24)]
