@@ -17,7 +17,9 @@ _, _, runner = load_run(run, 256)
 env, policy = runner.env, runner.algorithm.policy
 pin_terrain(env, level, sub, False)
 terminations = env.termination_manager
-ended: dict[str, list[torch.Tensor]] = {name: [] for name in terminations.names}
+# the terms that end an episode early (every term but the time-out), by their row in term_dones
+falls = {i: name for i, name in enumerate(terminations.names) if not terminations.time_out[i]}
+ended: dict[str, list[torch.Tensor]] = {name: [] for name in falls.values()}
 obs, _ = env.reset()
 with torch.no_grad():
     for _ in range(1500):
@@ -28,12 +30,10 @@ with torch.no_grad():
         distance = torch.linalg.vector_norm(xy - env.terrain.env_origins[:, :2].to(xy.dtype), dim=1)
         before = torch.stack((roll, pitch, distance), dim=1)
         obs, *_ = env.step(policy.act_inference(obs))
-        for i, name in enumerate(terminations.names):
+        for i, name in falls.items():
             ended[name].append(before[terminations.term_dones[i]])
 print(f"{sub}, row {level}, 256 envs x 30 s:")
 for name, rows in ended.items():
-    if terminations.time_out[terminations.names.index(name)]:
-        continue
     r = torch.cat(rows)
     if len(r) == 0:
         print(f"  {name}: no endings")
