@@ -112,3 +112,34 @@ def test_joint_selection_columns_index_the_scene_joint_tensors():
         expected = env.sim.qpos[:, joints.qpos_adr]
         assert torch.equal(env.scene.joint_pos[:, joints.columns], expected)
         assert torch.equal(mdp.joint_pos(env, joints), expected)
+
+
+
+def test_body_roll_is_the_squared_sideways_tilt_and_ignores_pitch():
+    """body_roll_l2 is sin^2(roll) cos^2(pitch) for hand-made roll/pitch angles (gravity in the body frame of a
+    Z-Y-X rotation is (sin p, -sin r cos p, -cos r cos p)); a pure pitch costs nothing; and on the real dog, a
+    trunk turned about the world's x axis (its own forward axis at yaw 0) by a reads sin^2(a), about y nothing."""
+    import math
+    from types import SimpleNamespace
+    from typing import Any
+
+    from canter import mdp
+
+    roll = torch.tensor([0.0, 0.3, -0.3, 0.0, 0.5, math.pi / 2], dtype=torch.float64)
+    pitch = torch.tensor([0.0, 0.0, 0.0, 0.7, -0.4, 0.0], dtype=torch.float64)
+    gravity = torch.stack((torch.sin(pitch), -torch.sin(roll) * torch.cos(pitch), -torch.cos(roll) * torch.cos(pitch)), dim=1)
+    env: Any = SimpleNamespace(scene=SimpleNamespace(projected_gravity_b=gravity))
+    expected = [0.0, math.sin(0.3) ** 2, math.sin(0.3) ** 2, 0.0, (math.sin(0.5) * math.cos(0.4)) ** 2, 1.0]
+    assert np.allclose(mdp.body_roll_l2(env).numpy(), expected, rtol=0, atol=1e-15)
+
+    dog = _env(4)
+    dog.reset()
+    angles = [0.2, -0.6, 0.2, -0.6]
+    for i, a in enumerate(angles):
+        axis = 1 if i < 2 else 2  # about x (roll) for envs 0-1, about y (pitch) for envs 2-3
+        quat = [math.cos(a / 2), 0.0, 0.0, 0.0]
+        quat[axis] = math.sin(a / 2)
+        dog.scene.sim.qpos[i, 3:7] = torch.tensor(quat, dtype=dog.scene.sim.qpos.dtype)
+    dog.scene.invalidate()
+    got = mdp.body_roll_l2(dog).double().numpy()
+    assert np.allclose(got, [math.sin(0.2) ** 2, math.sin(0.6) ** 2, 0.0, 0.0], rtol=1e-6, atol=1e-12)

@@ -77,6 +77,12 @@ def flat_orientation_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
     return torch.sum(env.scene.projected_gravity_b[:, :2] ** 2, dim=1)
 
 
+def body_roll_l2(env: ManagerBasedRLEnv) -> torch.Tensor:
+    """Squared sideways tilt: the y (lateral) component of gravity in the body frame, sin^2(roll)cos^2(pitch)
+    for roll and pitch angles. Pitch alone costs nothing, so that a body may pitch up and down steps."""
+    return env.scene.projected_gravity_b[:, 1] ** 2
+
+
 def track_lin_vel_xy_exp(env: ManagerBasedRLEnv, command_name: str, std: float) -> torch.Tensor:
     """exp(-|v_xy,cmd - v_xy|^2 / std^2), body frame."""
     command = env.command_manager.get_command(command_name)
