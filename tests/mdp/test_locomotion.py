@@ -114,7 +114,6 @@ def test_joint_selection_columns_index_the_scene_joint_tensors():
         assert torch.equal(mdp.joint_pos(env, joints), expected)
 
 
-
 def test_body_roll_is_the_squared_sideways_tilt_and_ignores_pitch():
     """body_roll_l2 is sin^2(roll) cos^2(pitch) for hand-made roll/pitch angles (gravity in the body frame of a
     Z-Y-X rotation is (sin p, -sin r cos p, -cos r cos p)); a pure pitch costs nothing; and on the real dog, a
