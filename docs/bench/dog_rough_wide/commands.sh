@@ -11,8 +11,5 @@ mkdir -p "$R"
 date
 canter train dog-flat --max-time 300 --max-iterations 100000 --run-dir "$R/flat5" "${NET[@]}"
 date
-canter train dog-rough --init-from "$R/flat5" --max-time 3300 --max-iterations 100000 --run-dir "$R/rough55" \
-  "${NET[@]}" --agent.algo.autocast bf16
-date
-python "$(dirname "$0")/../../../scripts/terrain_levels.py" "$R/rough55" --out "$R/levels"
-canter eval "$R/rough55" --terrain-grid --num-envs 400 --episodes 400 --plot "$R/grid55.png" --json > "$R/grid55.json"
+# the terrain hour, the levels and the grid evaluation: ../dog_rough_seed1/one_lever.sh
+bash "$(dirname "$0")/../dog_rough_seed1/one_lever.sh" "$R" "$R/flat5" "${NET[@]}" --agent.algo.autocast bf16
