@@ -1,7 +1,8 @@
 """`canter eval RUN --task T` (and `canter play --task T`): the run's policy acting in another
 registered task's env, e.g. a hand-cube policy on hand-cube-dr's randomized physics (issue 15's
-"non-randomized policy evaluated on randomized physics"); a task whose observations or actions do
-not fit the policy, or no task at all, is one line and exit 2."""
+"non-randomized policy evaluated on randomized physics"), or in its own task's env as registered,
+without the run's --env.* overrides; a task whose observations or actions do not fit the policy, or
+no task at all, is one line and exit 2."""
 
 from __future__ import annotations
 
@@ -46,3 +47,32 @@ def test_a_hand_cube_policy_is_evaluated_on_the_randomized_physics(tmp_path, cap
     assert "--task cartpole" in line and "'hand-cube' policy" in line
     line = _one_error_line(_in_process(capfd, "eval", str(run), "--task", "no-such-task"))
     assert "unknown task 'no-such-task'" in line
+
+
+def test_naming_the_runs_own_task_drops_its_env_overrides(tmp_path, capfd):
+    from canter.tasks import REGISTRY
+
+    registered = REGISTRY.get("cartpole").env_cfg()
+    run = tmp_path / "short"
+    assert main(["train", "cartpole", "--run-dir", str(run), *SMALL, "--max-iterations", "1",
+                 "--env.episode-length-s", "1.5", "--env.terminations.cart-out-of-bounds.params.bounds", "-1.0", "1.0"]) == 0
+    capfd.readouterr()
+    assert registered.episode_length_s != 1.5
+
+    _, own_args, own = load_run(run, num_envs=4)
+    _, plain_args, plain = load_run(run, num_envs=4, task="cartpole")
+    assert own_args.env.episode_length_s == 1.5 and own.env.max_episode_length_s == 1.5
+    assert plain_args.env.episode_length_s == registered.episode_length_s == plain.env.max_episode_length_s
+    assert plain_args.env.terminations["cart_out_of_bounds"].params == registered.terminations["cart_out_of_bounds"].params
+    assert own_args.env.terminations["cart_out_of_bounds"].params["bounds"] == (-1.0, 1.0)
+    # the run's own flags still hold (num_envs), and so does its agent: the same weights
+    assert plain.env.num_envs == 4 and plain_args.agent == own_args.agent
+    mine, theirs = own.algorithm.policy.state_dict(), plain.algorithm.policy.state_dict()
+    assert all(torch.equal(mine[k], theirs[k]) for k in mine)
+    # 1.5-s episodes under the run's overrides; the registered length without them
+    assert main(["eval", str(run), "--episodes", "4", "--num-envs", "4", "--json"]) == 0
+    short = json.loads(capfd.readouterr().out)
+    assert main(["eval", str(run), "--task", "cartpole", "--episodes", "4", "--num-envs", "4", "--json"]) == 0
+    full = json.loads(capfd.readouterr().out)
+    assert "policy_task" not in full and short["mean_episode_length"] <= 1.5 / own.env.step_dt + 1e-6
+    assert full["mean_episode_length"] > short["mean_episode_length"]

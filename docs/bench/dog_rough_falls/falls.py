@@ -1,8 +1,9 @@
 """BENCHMARKS §6: how a dog-rough policy falls on one block type and row. 256 envs pinned to that row and type
 (with the task's own heading commands, so the dogs walk out of their blocks as in training) for 1,500 control steps
 (30 s); at every episode ended by a termination other than the time-out, the body's roll and pitch one control
-step before (from the projected gravity; pitch > 0 is nose up) and the distance from the block's origin.
-Usage: python falls.py RUN SUB_TERRAIN LEVEL"""
+step before (from the projected gravity; pitch > 0 is nose up) and the distance from the block's origin. With TASK,
+in that task's env as registered (`canter eval --task`), e.g. dog-rough for a run trained with its tilt ending moved.
+Usage: python falls.py RUN SUB_TERRAIN LEVEL [TASK]"""
 import sys
 
 import torch
@@ -10,10 +11,10 @@ import torch
 from canter.cli.terrain_report import pin_terrain
 from canter.runs.load import load_run
 
-if len(sys.argv) != 4:
+if len(sys.argv) not in (4, 5):
     sys.exit((__doc__ or '').splitlines()[-1].strip())
 run, sub, level = sys.argv[1], sys.argv[2], int(sys.argv[3])
-_, _, runner = load_run(run, 256)
+_, _, runner = load_run(run, 256, task=sys.argv[4] if len(sys.argv) == 5 else None)
 env, policy = runner.env, runner.algorithm.policy
 pin_terrain(env, level, sub, False)
 terminations = env.termination_manager

@@ -64,8 +64,8 @@ class EvalArgs:
     plot: str | None = None  # with --terrain-grid: a PNG heat map of the share that walked out, by level and type
     # end every episode after this many seconds of env time (default: the task's episode length)
     episode_length_s: float | None = None
-    # act in another registered task's env (as registered, without the run's --env.* overrides), e.g. a
-    # hand-cube policy on hand-cube-dr's randomized physics; its observations and actions must fit
+    # act in a registered task's env as registered, without the run's --env.* overrides: another task's (e.g. a
+    # hand-cube policy on hand-cube-dr's randomized physics) or the run's own; its observations and actions must fit
     task: str | None = None
     # act on actions sampled from the policy (Gaussian, or softmax of a categorical policy's logits;
     # seeded, so a repeat is the same) instead of its deterministic action (the mean, or the argmax)
@@ -96,7 +96,7 @@ class PlayArgs:
     sub_terrain: str | None = None  # with --terrain-level: only blocks of this type (e.g. stairs_up)
     # velocity tasks: every env commanded (vx, vy, wz), m/s and rad/s, never redrawn
     command: tuple[float, float, float] | None = None
-    task: str | None = None  # act in another registered task's env, as canter eval --task
+    task: str | None = None  # act in a registered task's env as registered (the run's own: without its --env.* overrides), as canter eval --task
 
     def run(self, rest: list[str]) -> int:
         from canter.cli.play_eval import play_main

@@ -29,11 +29,11 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     apply_command) and a runner whose policy holds the checkpoint's weights, in eval
     mode. CanterError for a missing run or checkpoint, or a checkpoint of another task or network.
 
-    task: another registered task whose env the policy acts in (e.g. a hand-cube policy on
-    hand-cube-dr's randomized physics): that task's env config as registered, with the run's flags
-    (num_envs, backend, device, model) but not its --env.* overrides, and the run's agent; the
-    returned TrainArgs say so (args.task). CanterError unless its observation groups and actions
-    are the ones the run's policy reads."""
+    task: a registered task whose env the policy acts in (e.g. a hand-cube policy on hand-cube-dr's
+    randomized physics, or the run's own task to undo its --env.* overrides): that task's env config
+    as registered, with the run's flags (num_envs, backend, device, model) but not its --env.*
+    overrides, and the run's agent; the returned TrainArgs say so (args.task). CanterError unless
+    its observation groups and actions are the ones the run's policy reads."""
     from canter.rl.checkpoint import load_checkpoint
     from canter.rl.runner import OnPolicyRunner
     from canter.runs.network import adopt_network
@@ -43,7 +43,7 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     payload = load_checkpoint(path)  # before the env: a missing or corrupt checkpoint fails first
     adopt_network(args.agent.policy, payload["algorithm"]["policy"])  # the network it was trained with
-    if task is not None and task != command.task:
+    if task is not None:
         args.env = build_train_args(task, command.flags, [], dist_timeout=command.dist_timeout).env
         args.task = task
     if num_envs is not None:
@@ -53,7 +53,7 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     if velocity is not None:
         apply_command(args.env, velocity)
     env = make_env(args)
-    if args.task != command.task:
+    if task is not None:
         _check_env_fits(env, args, command.task, payload.get("meta") or {})
     runner = OnPolicyRunner(env, args.agent, Path(run_dir), seed=args.seed, cpu_physics=cpu_physics(args),
                             task=command.task, expert=task_expert(args.task, args, env))
@@ -73,7 +73,11 @@ def _check_env_fits(env: Any, args: TrainArgs, run_task: str, saved: dict[str, A
     shapes = {group: tuple(shape) for group, shape in env.observation_shapes.items()}
     wanted = {group: tuple(shape) for group, shape in (saved.get("observation_shapes") or {}).items()}
     policy = args.agent.policy
-    groups = dict.fromkeys((*policy.actor_obs_groups, *policy.critic_obs_groups))
+    # the critic's groups that the run's critic read (a run whose env had none of them gave its critic the
+    # actor's groups: a symmetric actor-critic, e.g. cartpole); without the run's shapes, the same rule on this env
+    critic = tuple(policy.critic_obs_groups)
+    critic = tuple(g for g in critic if g in wanted) if wanted else (critic if any(g in shapes for g in critic) else ())
+    groups = dict.fromkeys((*policy.actor_obs_groups, *critic))
     missing = _missing_group(groups, shapes)
     if missing is not None:
         raise CanterError(f"--task {args.task}: its env has no observation group {missing!r}, which the "
