@@ -70,14 +70,15 @@ def _missing_group(groups: Any, shapes: dict[str, Any]) -> str | None:
 def _check_env_fits(env: Any, args: TrainArgs, run_task: str, saved: dict[str, Any]) -> None:
     """CanterError (one line) unless `env` (of args.task) has every observation group the policy
     of a checkpoint with meta `saved` reads, with the same shape, and as many actions."""
+    from canter.rl.modules import resolve_obs_groups
+
     shapes = {group: tuple(shape) for group, shape in env.observation_shapes.items()}
     wanted = {group: tuple(shape) for group, shape in (saved.get("observation_shapes") or {}).items()}
     policy = args.agent.policy
-    # the critic's groups that the run's critic read (a run whose env had none of them gave its critic the
-    # actor's groups: a symmetric actor-critic, e.g. cartpole); without the run's shapes, the same rule on this env
-    critic = tuple(policy.critic_obs_groups)
-    critic = tuple(g for g in critic if g in wanted) if wanted else (critic if any(g in shapes for g in critic) else ())
-    groups = dict.fromkeys((*policy.actor_obs_groups, *critic))
+    # the groups the run's policy read, by the rule that built it (a critic whose groups its env lacked read the
+    # actor's: a symmetric actor-critic, e.g. cartpole); every configured group for a checkpoint without shapes
+    read = sum(resolve_obs_groups(wanted, policy), ()) if wanted else (*policy.actor_obs_groups, *policy.critic_obs_groups)
+    groups = dict.fromkeys(read)
     missing = _missing_group(groups, shapes)
     if missing is not None:
         raise CanterError(f"--task {args.task}: its env has no observation group {missing!r}, which the "
