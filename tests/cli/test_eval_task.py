@@ -76,3 +76,15 @@ def test_naming_the_runs_own_task_drops_its_env_overrides(tmp_path, capfd):
     full = json.loads(capfd.readouterr().out)
     assert "policy_task" not in full and short["mean_episode_length"] <= 1.5 / own.env.step_dt + 1e-6
     assert full["mean_episode_length"] > short["mean_episode_length"]
+
+    # an --env.* override the task no longer takes (a term since removed, here written into command.json): the
+    # plain evaluation names the run and the way out in one line; --task does not read the run's env overrides
+    command_file = run / "command.json"
+    saved = json.loads(command_file.read_text())
+    saved["overrides"] += ["--env.events.no-such-term.params.scale-range", "1", "1", "--agent.algo.gamma", "0.9"]
+    command_file.write_text(json.dumps(saved))
+    line = _one_error_line(_in_process(capfd, "eval", str(run), "--episodes", "2", "--num-envs", "2"))
+    assert f"{run}: the run's overrides no longer fit task 'cartpole' as registered (unrecognized options: " in line
+    assert "--env.events.no-such-term.params.scale-range 1 1" in line and "--task TASK" in line
+    _, stale_args, _ = load_run(run, num_envs=4, task="cartpole")
+    assert stale_args.env.episode_length_s == registered.episode_length_s and stale_args.agent.algo.gamma == 0.9

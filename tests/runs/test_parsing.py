@@ -52,3 +52,11 @@ def test_negative_numbers_are_override_values_not_options():
                                           "--env.curriculum.command-range.params.max-lin-vel-x", "-1.5", "1"])
     assert args.env.commands["base_velocity"].lin_vel_x == (-1.0, 0.5)  # type: ignore[attr-defined]
     assert list(args.env.curriculum["command_range"].params["max_lin_vel_x"]) == [-1.5, 1.0]
+
+
+def test_without_env_overrides_keeps_the_agent_options_and_their_values():
+    from canter.runs.parsing import without_env_overrides
+
+    tokens = ["--env.a.b", "-1", "1", "--agent.c", "-1e-3", "--env.d=2", "--agent.e.f=x", "--env.g", "--agent.h", "-.5", "3"]
+    assert without_env_overrides(tokens) == ["--agent.c", "-1e-3", "--agent.e.f=x", "--agent.h", "-.5", "3"]
+    assert without_env_overrides(["--env.a", "1"]) == [] and without_env_overrides([]) == []

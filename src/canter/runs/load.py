@@ -39,7 +39,13 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     from canter.runs.network import adopt_network
 
     command = read_command(run_dir)
-    args = command.train_args()
+    try:
+        # with --task the run's --env.* overrides are not read: they need only fit the run's own task, which may
+        # have changed since (e.g. an override of a term the task no longer has)
+        args = command.train_args(env_overrides=task is None)
+    except CanterError as err:
+        raise CanterError(f"{run_dir}: the run's overrides no longer fit task {command.task!r} as registered ({err}); "
+                          f"--task TASK evaluates it in a registered task's env without its --env.* overrides") from None
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
     payload = load_checkpoint(path)  # before the env: a missing or corrupt checkpoint fails first
     adopt_network(args.agent.policy, payload["algorithm"]["policy"])  # the network it was trained with

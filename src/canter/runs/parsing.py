@@ -42,6 +42,19 @@ def stray_options(rest: Sequence[str]) -> list[str]:
             and not token.startswith(("--env.", "--agent."))]
 
 
+def without_env_overrides(overrides: Sequence[str]) -> list[str]:
+    """`overrides` (`--env.*` / `--agent.*` tokens, as typed) less every `--env.*` option and its values,
+    e.g. `--env.x 1 --agent.algo.gamma 0.9` -> `--agent.algo.gamma 0.9`; `--env.x=1` is one token."""
+    kept: list[str] = []
+    keep = False
+    for token in overrides:
+        if token.startswith("-") and not _is_number(token):
+            keep = not token.startswith("--env.")
+        if keep:
+            kept.append(token)
+    return kept
+
+
 def _is_number(token: str) -> bool:
     try:
         float(token)

@@ -33,6 +33,7 @@ from canter.runs.args import (
     to_plain,
 )
 from canter.runs.lock import LOCK_FILE
+from canter.runs.parsing import without_env_overrides
 
 COMMAND_FILE = "command.json"
 CONFIG_FILE = "config.yaml"
@@ -49,8 +50,10 @@ class RunCommand:
     nproc: int = 1  # 0: not recorded (a version 1 command.json); the checkpoint then tells
     dist_timeout: float = 300.0
 
-    def train_args(self) -> TrainArgs:
-        return build_train_args(self.task, self.flags, self.overrides, dist_timeout=self.dist_timeout)
+    def train_args(self, *, env_overrides: bool = True) -> TrainArgs:
+        """The run's TrainArgs; env_overrides=False: its task's env as registered (its --agent.* overrides kept)."""
+        overrides = self.overrides if env_overrides else without_env_overrides(self.overrides)
+        return build_train_args(self.task, self.flags, overrides, dist_timeout=self.dist_timeout)
 
     def to_json(self) -> str:
         return json.dumps({"version": 2, "task": self.task, "flags": dataclasses.asdict(self.flags),

@@ -15,6 +15,7 @@ from canter.tasks.dog.env_cfg import (
     dog_flat_dr_env_cfg,
     dog_flat_env_cfg,
     dog_rough_blind_env_cfg,
+    dog_rough_dr_env_cfg,
     dog_rough_env_cfg,
 )
 from canter.tasks.grasp.agent_cfg import arm_grasp_state_agent_cfg
@@ -74,8 +75,16 @@ REGISTRY = Registry(
         ),
         TaskSpec(
             name="dog-rough",
-            description="The dog over generated terrain: curriculum, height scan, domain randomization.",
+            description="The dog over generated terrain: curriculum, height scan, friction randomization and pushes.",
             env_cfg=dog_rough_env_cfg,
+            agent_cfg=dog_rough_agent_cfg,
+            metrics=velocity_tracking_errors,
+            episode_metrics=terrain_episode_metrics,
+        ),
+        TaskSpec(
+            name="dog-rough-dr",
+            description="dog-rough with dog-flat-dr's domain randomization (mass, CoM, inertia, gains, strength, latency).",
+            env_cfg=dog_rough_dr_env_cfg,
             agent_cfg=dog_rough_agent_cfg,
             metrics=velocity_tracking_errors,
             episode_metrics=terrain_episode_metrics,

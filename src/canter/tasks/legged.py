@@ -108,6 +108,14 @@ def legged_agent_cfg() -> RunnerCfg:
     )
 
 
+def add_friction_randomization(cfg: EnvCfg, *, foot_geoms: Sel) -> None:
+    """Foot friction sampled per episode at reset, U(0.4, 1.25) (sliding): with the pushes, legged_gym's
+    rough-terrain randomization; the first entry of add_domain_randomization's list."""
+    cfg.events["foot_friction"] = EventTermCfg(
+        func=mdp.randomize_friction, mode="reset", params={"geoms": foot_geoms, "friction_range": (0.4, 1.25)}
+    )
+
+
 def add_domain_randomization(
     cfg: EnvCfg,
     *,
@@ -120,9 +128,9 @@ def add_domain_randomization(
     inertia, PD gains, motor strength, actuator latency (0..max_delay_steps control steps); sensor
     noise is in the observation terms, pushes are interval events."""
     cfg.actions["joint_pos"].max_delay_steps = max_delay_steps
+    add_friction_randomization(cfg, foot_geoms=foot_geoms)
     base = bodies(base_body)
     reset = {
-        "foot_friction": (mdp.randomize_friction, {"geoms": foot_geoms, "friction_range": (0.4, 1.25)}),
         f"{base_body}_mass": (mdp.randomize_added_mass, {"bodies": base, "mass_range": mass_range}),
         f"{base_body}_com": (mdp.randomize_com_offset, {"bodies": base, "offset_range": (-0.02, 0.02)}),
         "inertia": (mdp.randomize_inertia_scale, {"bodies": bodies(".*"), "scale_range": (0.9, 1.1)}),
