@@ -88,3 +88,8 @@ def test_naming_the_runs_own_task_drops_its_env_overrides(tmp_path, capfd):
     assert "--env.events.no-such-term.params.scale-range 1 1" in line and "--task TASK" in line
     _, stale_args, _ = load_run(run, num_envs=4, task="cartpole")
     assert stale_args.env.episode_length_s == registered.episode_length_s and stale_args.agent.algo.gamma == 0.9
+    saved["overrides"] += ["--agent.algo.no-such-field", "1"]
+    command_file.write_text(json.dumps(saved))
+    line = _one_error_line(_in_process(capfd, "eval", str(run), "--task", "cartpole", "--episodes", "2"))
+    assert f"{run}: the run's --agent.* overrides no longer fit task 'cartpole' as registered (unrecognized options: " in line
+    assert "--agent.algo.no-such-field 1" in line and "--env." not in line

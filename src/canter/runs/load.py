@@ -44,6 +44,9 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
         # have changed since (e.g. an override of a term the task no longer has)
         args = command.train_args(env_overrides=task is None)
     except CanterError as err:
+        if task is not None:  # only its --agent.* overrides were read
+            raise CanterError(f"{run_dir}: the run's --agent.* overrides no longer fit task {command.task!r} as registered "
+                              f"({err})") from None
         raise CanterError(f"{run_dir}: the run's overrides no longer fit task {command.task!r} as registered ({err}); "
                           f"--task TASK evaluates it in a registered task's env without its --env.* overrides") from None
     path = Path(checkpoint) if checkpoint else Path(run_dir) / CHECKPOINT_FILE
