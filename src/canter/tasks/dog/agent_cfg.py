@@ -44,7 +44,11 @@ def dog_rough_agent_cfg() -> RunnerCfg:
     second seed of that hour ended at 4.09 with 20.0 %. legged_gym's 512-256-128 networks (their own 5-minute warm
     start, bf16 update) ran a fifth slower and ended the hour at 3.77 with 17.4 %, so the networks stay 256-128-64.
     desired_kl 0.04 held the learning rate 2.2 times higher (median 1.3e-3 against 5.8e-4) and ended the hour at 3.81
-    with 19.3 %, behind both seeds from 6 M steps on, so the target stays 0.02."""
+    with 19.3 %, behind both seeds from 6 M steps on, so the target stays 0.02. With friction and pushes only (the
+    default since), three epochs instead of five ran 6-14 % more iterations per minute and trailed both seeds by steps
+    and by time (3.97 against 4.16 at 32 terrain minutes), and symmetry augmentation learnt no more per step and ran
+    28-32 % fewer iterations per minute (3.91 against 4.54 after 55 minutes), so five epochs and no symmetry stay
+    (one seed each, BENCHMARKS.md §6)."""
     cfg = legged_agent_cfg()
     cfg.algo.desired_kl = 0.02
     cfg.algo.entropy_coef = 0.0025
