@@ -47,8 +47,9 @@ def dog_rough_agent_cfg() -> RunnerCfg:
     with 19.3 %, behind both seeds from 6 M steps on, so the target stays 0.02. With friction and pushes only (the
     default since), three epochs instead of five ran 6-14 % more iterations per minute and trailed both seeds by steps
     and by time (3.97 against 4.16 at 32 terrain minutes), and symmetry augmentation learnt no more per step and ran
-    28-32 % fewer iterations per minute (3.91 against 4.54 after 55 minutes), so five epochs and no symmetry stay
-    (one seed each, BENCHMARKS.md §6)."""
+    28-32 % fewer iterations per minute (3.91 against 4.54 after 55 minutes), and 8 minibatches instead of 4 stood
+    between the two seeds by steps (3.98 at 35 minutes against 4.12), so five epochs of four minibatches and no symmetry
+    stay (one seed each, BENCHMARKS.md §6)."""
     cfg = legged_agent_cfg()
     cfg.algo.desired_kl = 0.02
     cfg.algo.entropy_coef = 0.0025
