@@ -5,6 +5,9 @@ Usage: python scripts/terrain_levels.py RUN_DIR [--out DIR]
 
 Prints a markdown table (envs per difficulty row and terrain type) and writes terrain_levels.png,
 terrain_levels.json and (when the log has them) terrain_curve.png into DIR (default: RUN_DIR).
+The terrain's layout (its rows, columns and sub-terrains) is the one the run was built with, read from
+its config.yaml, so a run whose task has changed since (or whose --env.* overrides no longer parse)
+is still read; a run without that file is rebuilt from its command.json. Bad input: one line, exit 2.
 """
 
 from __future__ import annotations
@@ -12,14 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 import torch
+import yaml
 
+from canter.core.errors import CanterError
 from canter.rl.checkpoint import load_checkpoint
-from canter.runs.rundir import read_command
-from canter.terrains.config import TerrainCfg
-from canter.terrains.generator import column_types
+from canter.runs.rundir import CONFIG_FILE, read_command
+from canter.terrains.generator import columns_by_proportion
 
 
 def main() -> None:
@@ -27,18 +32,50 @@ def main() -> None:
     parser.add_argument("run_dir")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    run_dir = Path(args.run_dir)
+    try:
+        report(Path(args.run_dir), Path(args.out) if args.out else None)
+    except CanterError as err:
+        print(f"terrain_levels.py: error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _layout(run_dir: Path) -> tuple[int, list[str]]:
+    """The run's terrain as it was built: its number of rows and the sub-terrain type of each column.
+    From config.yaml (the resolved config written when the run was created), else from command.json
+    (the task as registered now, with the run's overrides)."""
+    config = run_dir / CONFIG_FILE
+    if config.is_file():
+        try:
+            terrain = (yaml.safe_load(config.read_text()).get("env") or {}).get("terrain")
+            if not terrain:
+                raise CanterError(f"{run_dir}: the run's config has no terrain")
+            proportions = {str(name): float(sub["proportion"]) for name, sub in terrain["sub_terrains"].items()}
+            num_rows, num_cols = int(terrain["num_rows"]), int(terrain["num_cols"])
+        except (OSError, yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as err:
+            raise CanterError(f"corrupt {config}: {' '.join(str(err).split())}") from None
+    else:
+        cfg = read_command(run_dir).train_args().env.terrain
+        if cfg is None:
+            raise CanterError(f"{run_dir}: the run's config has no terrain")
+        proportions = {name: sub.proportion for name, sub in cfg.sub_terrains.items()}
+        num_rows, num_cols = cfg.num_rows, cfg.num_cols
+    names = list(proportions)
+    return num_rows, [names[int(i)] for i in columns_by_proportion(list(proportions.values()), num_cols)]
+
+
+def report(run_dir: Path, out: Path | None) -> None:
+    if not (run_dir / "checkpoint.pt").is_file():
+        raise CanterError(f"{run_dir}: no checkpoint.pt (not a run directory, or a run that has not saved yet)")
     payload = load_checkpoint(run_dir / "checkpoint.pt")
     terrain = payload["env"].get("terrain")
     if terrain is None:
-        raise SystemExit(f"{run_dir}: the run has no terrain")
+        raise CanterError(f"{run_dir}: the run has no terrain")
     levels = terrain["terrain_levels"].long()
     types = terrain["terrain_types"].long()
-    cfg = read_command(run_dir).train_args().env.terrain  # the run's own grid and sub-terrains
-    if cfg is None:
-        raise SystemExit(f"{run_dir}: the run's config has no terrain")
-    num_rows = max(cfg.num_rows, int(levels.max()) + 1)
-    column_names = _column_names(cfg, int(types.max()) + 1)
+    config_rows, layout = _layout(run_dir)
+    num_rows = max(config_rows, int(levels.max()) + 1)
+    num_cols = int(types.max()) + 1
+    column_names = (layout + [layout[-1]] * num_cols)[:num_cols]
     type_names = list(dict.fromkeys(column_names))
     type_of_column = torch.tensor([type_names.index(name) for name in column_names])
     counts = torch.zeros(num_rows, len(type_names), dtype=torch.long)
@@ -55,7 +92,7 @@ def main() -> None:
     print("\n".join(lines))
     print(f"(a type solved to its top row holds a mean of {solved_mean_level(num_rows):.2f}: an env promoted past the top "
           "goes to a random row and climbs back one row per episode)")
-    out = Path(args.out) if args.out else run_dir
+    out = out or run_dir
     out.mkdir(parents=True, exist_ok=True)
     summary = {
         "iteration": int(payload["iteration"]),
@@ -117,13 +154,6 @@ def _plot_curve(curve: dict[str, list[float]], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-
-
-def _column_names(cfg: TerrainCfg, num_cols: int) -> list[str]:
-    """Sub-terrain type of each column, as the generator lays them out (indices into the config's
-    own sub-terrains, in its order)."""
-    names = [list(cfg.sub_terrains)[int(i)] for i in column_types(cfg)]
-    return (names + [names[-1]] * num_cols)[:num_cols]
 
 
 def _plot(counts: torch.Tensor, type_names: list[str], path: Path, summary: dict) -> None:

@@ -8,6 +8,7 @@ exactly cfg.size. The whole array is centred on the world origin.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,12 +57,18 @@ def _shares(cfg: TerrainCfg) -> np.ndarray:
 
 
 def column_types(cfg: TerrainCfg) -> np.ndarray:
-    """(num_cols,) index into cfg.sub_terrains of each column: column c takes the sub-terrain whose
-    share of the cumulative proportions contains (c + 0.5) / num_cols, so sub-terrains get columns
-    in proportion, in the config's order."""
-    shares = _shares(cfg)
+    """(num_cols,) index into cfg.sub_terrains of each column (columns_by_proportion of the
+    sub-terrains' proportions, in the config's order)."""
+    return columns_by_proportion(_shares(cfg), cfg.num_cols)
+
+
+def columns_by_proportion(proportions: Sequence[float] | np.ndarray, num_cols: int) -> np.ndarray:
+    """(num_cols,) index into `proportions` of each column: column c takes the entry whose share of
+    the cumulative proportions contains (c + 0.5) / num_cols, so entries get columns in proportion,
+    in their order."""
+    shares = np.asarray(proportions, dtype=np.float64)
     cumulative = np.cumsum(shares / shares.sum())
-    quantiles = (np.arange(cfg.num_cols) + 0.5) / cfg.num_cols
+    quantiles = (np.arange(num_cols) + 0.5) / num_cols
     index = np.searchsorted(cumulative, quantiles, side="right")
     # float round-off can leave cumulative[-1] a hair below 1: fall back to the last used type
     return np.minimum(index, int(np.flatnonzero(shares > 0)[-1]))
