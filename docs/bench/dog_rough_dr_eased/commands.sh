@@ -12,5 +12,9 @@
 # Usage: bash commands.sh DIR FLAT5
 # (then the levels and the grid evaluation: ../dog_rough_seed1/one_lever.sh; the 28.1 M-step figure: copy DIR/rough55
 # and `canter train --resume COPY --max-iterations 1144`; the grids under the full list: canter eval RUN --task
-# dog-rough-dr --terrain-grid --num-envs 400 --episodes 400 --json)
+# dog-rough-dr --terrain-grid --num-envs 400 --episodes 400 --json; the 120-minute figure in min120/: copy DIR/rough55
+# and `canter train --resume COPY --max-time 3600`, then `python scripts/terrain_levels.py COPY --out LEVELS` and
+# `canter eval COPY --task dog-rough --terrain-grid --num-envs 400 --episodes 400 --plot GRID.png --json`. The seed-0 run
+# of 2026-12-06 was made at a8d79e8 with the flags above, which name events dog-rough has since lost, so it was resumed
+# under that commit's code: a run made by this script now has no such flags and resumes under any later code)
 exec bash "$(dirname "$0")/../dog_rough_seed1/one_lever.sh" "${1:-runs-rough-dr-eased}" "$2"

@@ -49,7 +49,8 @@ def dog_rough_agent_cfg() -> RunnerCfg:
     and by time (3.97 against 4.16 at 32 terrain minutes), and symmetry augmentation learnt no more per step and ran
     28-32 % fewer iterations per minute (3.91 against 4.54 after 55 minutes), and 8 minibatches instead of 4 stood
     between the two seeds by steps (3.98 at 35 minutes against 4.12), so five epochs of four minibatches and no symmetry
-    stay (one seed each, BENCHMARKS.md §6)."""
+    stay (one seed each, BENCHMARKS.md §6). No entropy bonus at all let the action noise fall from 0.27 to 0.15 in 40
+    terrain minutes and learnt no more per step (4.24 at 15 M steps against 4.21), so the bonus stays at 0.0025."""
     cfg = legged_agent_cfg()
     cfg.algo.desired_kl = 0.02
     cfg.algo.entropy_coef = 0.0025
