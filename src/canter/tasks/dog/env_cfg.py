@@ -138,6 +138,8 @@ def dog_rough_env_cfg() -> EnvCfg:
     cfg.rewards["base_height"].weight = 0.0
     # feet_air_time stays dog-flat's 0.25: at legged_gym's 1.0 the terrain run learnt no more per step (4.09 at 10.5 M
     # steps against 4.16 and 3.91 for the defaults' two seeds; BENCHMARKS.md §6)
+    # the thigh-contact penalty stays legged_gym's -1.0: at 0 (Isaac Lab's choice for its Go1) the terrain run fell behind
+    # from 6 M steps (3.78 at 10.5 M against 4.16 and 3.91) and the pits came out lower (BENCHMARKS.md §6)
     # a swing foot's centre lifted to 10 cm above the ground under it (7.8 cm under the sphere), for
     # steps and boxes; off (weight 0) unless set, e.g. --env.rewards.feet-clearance.weight -20. Measured
     # at -20 (BENCHMARKS.md §6): swings rose on flat ground (median peak 5.0 -> 7.6 cm) but hardly on
