@@ -139,7 +139,12 @@ def flat_terrain_cfg() -> TerrainCfg:
 
 
 def rough_terrain_cfg() -> TerrainCfg:
-    """The full mix of sub-terrains on a 10 x 20 grid of 8 m squares at 0.1 m resolution."""
+    """The full mix of sub-terrains on a 10 x 20 grid of 8 m squares at 0.1 m resolution.
+
+    0.1 m turns each stair riser into a ramp one cell wide and rounds the stones' gaps to whole cells.
+    At 0.05 m (--env.terrain.horizontal-scale 0.05) dog-rough's env step costs 15 % more and its terrain
+    run learnt the pits and the stones no better: its policy walks out of the 0.1 m grid as often
+    (62 % against 63 %), and on its own terrain stops where the gaps begin (BENCHMARKS.md §6)."""
     return TerrainCfg()
 
 
