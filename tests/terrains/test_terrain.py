@@ -527,6 +527,29 @@ def test_terrain_levels_curriculum_term_moves_by_distance_walked():
     assert terrain.terrain_levels.tolist() == [2, 1, 1, 1, 2, 1, 1, 2]
 
 
+def test_walked_out_truncates_where_the_curriculum_promotes():
+    curriculum = {"terrain_levels": CurriculumTermCfg(func=mdp.terrain_levels)}
+    cfg = _env(_cfg(), curriculum=curriculum).cfg
+    cfg.terminations["walked_out"] = TerminationTermCfg(func=mdp.walked_out, time_out=True, params={"factor": 1.0})
+    env = ManagerBasedRLEnv(cfg)
+    env.reset()
+    terrain = env.terrain
+    terrain.terrain_levels.fill_(1)
+    terrain.env_origins.copy_(terrain.origins_grid[terrain.terrain_levels, terrain.terrain_types])
+    # 4 m blocks: out beyond 2 m from the origin at factor 1, beyond 1 m at 0.5, never at 0
+    walked = torch.tensor([3.0, 1.5, 0.5, 0.0, 2.5, 1.1, 0.9, 2.05], dtype=torch.float64)
+    env.sim.qpos[:, 0:2] = terrain.env_origins[:, 0:2].double() + torch.stack((0.6 * walked, -0.8 * walked), 1)
+    assert mdp.walked_out(env, factor=1.0).tolist() == [True, False, False, False, True, False, False, True]
+    assert mdp.walked_out(env, factor=0.5).tolist() == [True, True, False, False, True, True, False, True]
+    assert not mdp.walked_out(env, factor=0.0).any()
+    # in the env: the walked-out envs are cut short (truncated, not terminated) and promoted at that reset
+    env.episode_length_buf.fill_(10)
+    _, _, terminated, truncated, _ = env.step(torch.zeros(8, env.num_actions))
+    assert truncated.tolist() == [True, False, False, False, True, False, False, True]
+    assert not terminated.any()
+    assert terrain.terrain_levels.tolist() == [2, 1, 1, 1, 2, 1, 1, 2]
+
+
 # --- spawning and the height scan ---------------------------------------------------------------
 _RESET = EventTermCfg(
     func=mdp.reset_root_state_from_terrain,

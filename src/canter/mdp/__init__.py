@@ -89,6 +89,7 @@ from canter.mdp.terrain import (
     terrain_episode_metrics,
     terrain_levels,
     terrain_top_share,
+    walked_out,
 )
 
 __all__ = [
@@ -165,4 +166,5 @@ __all__ = [
     "track_lin_vel_xy_exp",
     "undesired_contacts",
     "velocity_tracking_errors",
+    "walked_out",
 ]

@@ -132,6 +132,22 @@ def terrain_levels(
     return terrain.terrain_levels.float().mean()
 
 
+def walked_out(env: ManagerBasedRLEnv, factor: float = 1.0) -> torch.Tensor:
+    """A truncation (mark it time_out=True): the robot has walked farther from its env origin (xy) than
+    `factor` x half the sub-terrain's side, i.e. at factor 1 it has earned `terrain_levels`'
+    promotion, and the episode is cut there instead of walking on over the neighbouring blocks, so the
+    curriculum moves at the robot's pace. factor <= 0: never (the term is off)."""
+    terrain = env.terrain
+    if terrain is None:
+        raise ConfigError("termination term walked_out: the env has no terrain (set EnvCfg.terrain)")
+    root_xy = env.scene.root_pos_w[:, 0:2]
+    if factor <= 0.0:
+        return torch.zeros(root_xy.shape[0], dtype=torch.bool, device=root_xy.device)
+    offset = root_xy - terrain.env_origins[:, 0:2].to(root_xy.dtype)
+    limit = factor * terrain.cfg.size[0] / 2.0
+    return (offset * offset).sum(dim=1) > limit * limit
+
+
 def terrain_episode_metrics(env: ManagerBasedRLEnv) -> dict[str, torch.Tensor]:
     """Per env, valid for the envs whose episode just ended (read by `canter eval`; needs the
     `terrain_levels` curriculum term, which measures it): the distance walked from the origin, m,
