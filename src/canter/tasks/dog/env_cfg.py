@@ -140,9 +140,9 @@ def dog_rough_env_cfg() -> EnvCfg:
     # steps against 4.16 and 3.91 for the defaults' two seeds; BENCHMARKS.md §6)
     # the thigh-contact penalty stays legged_gym's -1.0: at 0 (Isaac Lab's choice for its Go1) the terrain run fell behind
     # from 6 M steps (3.78 at 10.5 M against 4.16 and 3.91) and the pits came out lower (BENCHMARKS.md §6)
-    # lin_vel_z stays dog-flat's -2.0 until a second seed decides: at -0.5 seed 0 led from 12 M steps (4.80 / 24.7 % at
-    # 55 terrain minutes against 4.54 / 22.3 %, the pits 3.29 against 2.56), seed 1 matched its twin to its end at 12 M
-    # (BENCHMARKS.md §6); set with --env.rewards.lin-vel-z.weight -0.5
+    # lin_vel_z stays dog-flat's -2.0: at -0.5 seed 0 led from 12 M steps (4.80 / 24.7 % at 55 terrain minutes against
+    # 4.54 / 22.3 %, the pits 3.29 against 2.56), seed 1 did not (4.53 / 22.3 %; 4.45 against 4.46 at 18 M steps), and
+    # its climbing types were the defaults' (BENCHMARKS.md §6); set with --env.rewards.lin-vel-z.weight -0.5
     # a swing foot's centre lifted to 10 cm above the ground under it (7.8 cm under the sphere), for
     # steps and boxes; off (weight 0) unless set, e.g. --env.rewards.feet-clearance.weight -20. Measured
     # at -20 (BENCHMARKS.md §6): swings rose on flat ground (median peak 5.0 -> 7.6 cm) but hardly on
