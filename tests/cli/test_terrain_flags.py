@@ -60,11 +60,14 @@ def test_grid_report_counts_every_block_by_level_and_type():
     assert terrain.terrain_types.tolist() == [0, 1, 2, 3] * 6
     assert terrain.terrain_levels.tolist() == [r for r in (0, 1, 2, 0, 1, 2) for _ in range(4)]
     assert terrain.type_names()[:4] == ["flat", "stairs_up", "stairs_up", "stairs_up"]
-    env = SimpleNamespace(terrain=terrain, termination_manager=SimpleNamespace(names=["time_out", "fell"]))
-    # one episode per env, envs 0..23; walked out: the stair envs of row 0; ended early: env 5 and 9
+    terminations = SimpleNamespace(names=["time_out", "fell", "walked_out"], time_out=[True, False, True])
+    env = SimpleNamespace(terrain=terrain, termination_manager=terminations)
+    # one episode per env, envs 0..23; walked out: the stair envs of row 0; ended early: env 5 and 9 (env 13 was cut
+    # short on walking out: a truncation, not an early end)
     distance = torch.tensor([5.0 if (i % 4 and (i // 4) % 3 == 0) else 1.0 for i in range(24)])
     ending = torch.zeros(24, dtype=torch.long)
     ending[[5, 9]] = 1
+    ending[13] = 2
     per_episode = {"env": torch.arange(24), "walked_out": (distance > 2.0).float(), "distance_walked": distance,
                    "ending": ending}
     report = grid_report(env, per_episode)

@@ -1,7 +1,7 @@
 """`canter eval/play` on terrain tasks: every env on one difficulty row (`--terrain-level`), or the envs
 spread over every block of the grid and the episodes scored per level and sub-terrain type
 (`--terrain-grid`): the share that walked out of their block (the curriculum's promotion rule), the
-distance walked, the share ended early (a fall or any termination but the time-out)."""
+distance walked, the share ended early (a fall or any other termination; not a truncation: the time-out, walking out)."""
 
 from __future__ import annotations
 
@@ -43,15 +43,16 @@ def pin_terrain(env: Any, level: int | None, sub_terrain: str | None, grid: bool
 
 def grid_report(env: Any, per_episode: dict[str, torch.Tensor]) -> dict[str, Any]:
     """Per sub-terrain type, per level (row): episodes, the share that walked out of their block,
-    the mean distance walked (m), the share that ended early. NaN where a block got no episode."""
+    the mean distance walked (m), the share that ended early (by a term that is not a truncation). NaN where a block got no episode."""
     terrain = env.terrain
     levels = terrain.terrain_levels.cpu()[per_episode["env"]]
     names = terrain.type_names()
     types = [names[int(i)] for i in per_episode["env"]]
     early = torch.zeros(len(types), dtype=torch.bool)
     terminations = getattr(env, "termination_manager", None)
-    if "ending" in per_episode and terminations is not None and "time_out" in terminations.names:
-        early = per_episode["ending"] != terminations.names.index("time_out")
+    if "ending" in per_episode and terminations is not None:
+        truncation = torch.tensor(terminations.time_out, dtype=torch.bool)  # per term: cut short, not ended
+        early = ~truncation[per_episode["ending"]]
     report: dict[str, Any] = {"levels": list(range(terrain.num_rows)), "types": {}}
     for name in dict.fromkeys(names):
         of_type = torch.tensor([t == name for t in types], dtype=torch.bool)
