@@ -239,6 +239,23 @@ def test_domain_randomized_resume_is_bitwise_identical_and_logs_the_same(tmp_pat
     assert any(2 in values for values in logged.values())
 
 
+def test_dog_rough_resume_with_walk_out_cuts_is_bitwise_identical(tmp_path):
+    """dog-rough's default switches on the terrain curriculum, with the walk-out cut at 5 % of the block's half side
+    (0.2 m: envs are cut and promoted within the test's few steps), for 2 + 1 iterations against 3: the same
+    checkpoint, terrain levels and origins included, and the cut fired."""
+    rough = ["--num-envs", "16", "--quiet", "--agent.save-interval", "100", "--agent.algo.num-steps-per-env", "8",
+             "--env.terminations.walked-out.params.factor", "0.05"]
+    assert train_main(["dog-rough", "--run-dir", str(tmp_path / "straight"), *rough, "--max-iterations", "3"]) == 0
+    assert train_main(["dog-rough", "--run-dir", str(tmp_path / "split"), *rough, "--max-iterations", "2"]) == 0
+    assert train_main(["dog-rough", "--resume", str(tmp_path / "split"), "--max-iterations", "3"]) == 0
+    straight = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
+    resumed = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    assert resumed["iteration"] == straight["iteration"] == 3
+    assert _same(straight, resumed)
+    cut = _scalars(tmp_path / "straight", "Episode_Termination/walked_out")
+    assert cut and max(value for values in cut.values() for _, value in values) > 0
+
+
 # --- stopping early, task checks, instability, memory (through the runner, no CLI) ---------------
 def _cartpole_runner(run_dir: Path, *, task: str = "cartpole", num_envs: int = 16, max_iterations: int = 1000,
                      save_interval: int = 100, timestep: float | None = None):

@@ -34,12 +34,13 @@ class TerminationManager(TermManager):
         self.terminated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.truncated = torch.zeros(n, dtype=torch.bool, device=env.device)
         self.term_dones = torch.zeros(len(self.names), n, dtype=torch.bool, device=env.device)
-        # the rows of term_dones that time out and those that end the episode (a slice where they
-        # are contiguous: a view, no copy)
+        # the rows of term_dones that time out and those that end the episode: a slice where they are
+        # contiguous (a view, no copy), else an index tensor on the device, made once (a Python list would
+        # be copied to the device at every step)
         time_out_rows = [i for i, t in enumerate(self.time_out) if t]
         terminal_rows = [i for i, t in enumerate(self.time_out) if not t]
-        self._time_out_rows = selection.as_slice(time_out_rows) or time_out_rows
-        self._terminal_rows = (selection.as_slice(terminal_rows) or terminal_rows) if terminal_rows else None
+        self._time_out_rows = self._rows(time_out_rows, env.device)
+        self._terminal_rows = self._rows(terminal_rows, env.device) if terminal_rows else None
         self._log_keys = [f"Episode_Termination/{name}" for name in self.names]
         print_table(
             console,
@@ -47,6 +48,10 @@ class TerminationManager(TermManager):
             ("Name", "Time Out"),
             list(zip(self.names, self.time_out, strict=True)),
         )
+
+    @staticmethod
+    def _rows(rows: list[int], device: torch.device | str) -> slice | torch.Tensor:
+        return selection.as_slice(rows) or torch.tensor(rows, dtype=torch.long, device=device)
 
     def compute(self) -> tuple[torch.Tensor, torch.Tensor]:
         """(terminated, truncated), each (num_envs,) bool. An env both terminated and timed out
