@@ -219,16 +219,23 @@ def test_startup_randomization_reaches_tensorboard(tmp_path):
 DR = ["--num-envs", "16", "--quiet", "--agent.save-interval", "100", "--agent.algo.num-steps-per-env", "8", "--env.episode-length-s", "0.1"]
 
 
-def test_domain_randomized_resume_is_bitwise_identical_and_logs_the_same(tmp_path):
-    """dog-flat-dr for 2 + 1 iterations against 3: same checkpoint (incl. the randomization state)
-    and the same randomization statistics in TensorBoard at the resumed iteration."""
-    assert train_main(["dog-flat-dr", "--run-dir", str(tmp_path / "straight"), *DR, "--max-iterations", "3"]) == 0
-    assert train_main(["dog-flat-dr", "--run-dir", str(tmp_path / "split"), *DR, "--max-iterations", "2"]) == 0
-    assert train_main(["dog-flat-dr", "--resume", str(tmp_path / "split"), "--max-iterations", "3"]) == 0
+def _straight_and_resumed(task: str, args: list[str], tmp_path: Path) -> dict:
+    """`task` trained for 3 iterations in tmp_path/straight and for 2 + 1 (a resume) in tmp_path/split; asserts both
+    checkpoints are at iteration 3 and bitwise the same, and returns the straight one."""
+    assert train_main([task, "--run-dir", str(tmp_path / "straight"), *args, "--max-iterations", "3"]) == 0
+    assert train_main([task, "--run-dir", str(tmp_path / "split"), *args, "--max-iterations", "2"]) == 0
+    assert train_main([task, "--resume", str(tmp_path / "split"), "--max-iterations", "3"]) == 0
     straight = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
     resumed = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
     assert resumed["iteration"] == straight["iteration"] == 3
     assert _same(straight, resumed)
+    return straight
+
+
+def test_domain_randomized_resume_is_bitwise_identical_and_logs_the_same(tmp_path):
+    """dog-flat-dr for 2 + 1 iterations against 3: same checkpoint (incl. the randomization state)
+    and the same randomization statistics in TensorBoard at the resumed iteration."""
+    straight = _straight_and_resumed("dog-flat-dr", DR, tmp_path)
     assert set(straight["env"]["randomization"]) >= {"friction", "added_mass", "action_delay"}
     logged = {tag: dict(values) for tag, values in _scalars(tmp_path / "straight", "Randomization/").items()}
     resumed_logged = {tag: dict(values) for tag, values in _scalars(tmp_path / "split", "Randomization/").items()}
@@ -245,13 +252,7 @@ def test_dog_rough_resume_with_walk_out_cuts_is_bitwise_identical(tmp_path):
     checkpoint, terrain levels and origins included, and the cut fired."""
     rough = ["--num-envs", "16", "--quiet", "--agent.save-interval", "100", "--agent.algo.num-steps-per-env", "8",
              "--env.terminations.walked-out.params.factor", "0.05"]
-    assert train_main(["dog-rough", "--run-dir", str(tmp_path / "straight"), *rough, "--max-iterations", "3"]) == 0
-    assert train_main(["dog-rough", "--run-dir", str(tmp_path / "split"), *rough, "--max-iterations", "2"]) == 0
-    assert train_main(["dog-rough", "--resume", str(tmp_path / "split"), "--max-iterations", "3"]) == 0
-    straight = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
-    resumed = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
-    assert resumed["iteration"] == straight["iteration"] == 3
-    assert _same(straight, resumed)
+    _straight_and_resumed("dog-rough", rough, tmp_path)
     cut = _scalars(tmp_path / "straight", "Episode_Termination/walked_out")
     assert cut and max(value for values in cut.values() for _, value in values) > 0
 
