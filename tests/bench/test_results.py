@@ -36,3 +36,17 @@ def test_gradsync_result_json_keeps_the_report_keys_and_reads_back():
     data = result.to_json()
     assert data["flat_ms"] == 2.0 and data["ddp_ms_all"] == [3.0, 3.5] and data["commit"] == "abc"
     assert GradsyncResult.from_json(data) == result
+
+
+def test_gradsync_checks_its_train_options_before_any_rank_starts(monkeypatch):
+    import pytest
+
+    import canter.bench.gradsync as gradsync
+    from canter.core.errors import CanterError
+
+    def launched(*args, **kwargs):
+        raise AssertionError("ranks were started before the options were checked")
+
+    monkeypatch.setattr(gradsync, "launch", launched)
+    with pytest.raises(CanterError, match="unrecognized options: --bogus-flag"):
+        gradsync.run_gradsync_launched("ant", 5, 2, 2, ["--bogus-flag"])

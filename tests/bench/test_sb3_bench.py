@@ -41,3 +41,17 @@ def test_raw_at_the_end_replays_states_the_policy_drove_the_env_through():
     # on the last of those states
     ctrl = env.sim.ctrl
     assert torch.allclose(ctrl, torch.full_like(ctrl, 0.5))
+
+
+def test_a_bad_train_option_fails_before_anything_is_measured(monkeypatch):
+    pytest.importorskip("gymnasium")
+    import canter.bench.sb3 as sb3
+    from canter.cli.main import main
+    from canter.core.errors import CanterError
+
+    def measured(*args, **kwargs):
+        raise AssertionError("the raw ceiling was measured before the options were checked")
+
+    monkeypatch.setattr(sb3, "raw_batch_fps", measured)
+    with pytest.raises(CanterError, match=r"unrecognized options: --agent\.algo\.no-such-field 1"):
+        main(["bench", "sb3", "--no-sb3", "--minutes", "0.01", "--agent.algo.no-such-field", "1"])

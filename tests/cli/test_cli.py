@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -29,6 +30,17 @@ def test_list_json_names_every_task_with_its_model(capsys):
         assert row["action_size"] > 0 and (size > 0 if isinstance(size, int) else len(size) == 3 and min(size) > 0)
     pong = next(row for row in rows if row["name"] == "atari-pong")
     assert pong["observation_sizes"]["policy"] == [4, 84, 84] and pong["action_size"] == 6
+
+
+def test_list_table_names_every_task_in_full_at_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    from canter.tasks import REGISTRY
+
+    for spec in REGISTRY:  # in the first column of both tables, never cut ("hand-cube-axi…")
+        assert len(re.findall(rf"^│ {re.escape(spec.name)} +│", out, flags=re.M)) == 2, spec.name
 
 
 def test_bench_env_json_has_the_documented_keys(capsys):

@@ -143,6 +143,7 @@ def run_gradsync_bench(task: str, steps: int, repeats: int, train_argv: list[str
 
 def run_gradsync_launched(task: str, steps: int, repeats: int, nproc: int, train_argv: list[str]) -> GradsyncResult:
     """run_gradsync_bench on nproc ranks started by torchrun's launcher; rank 0's result."""
+    parse_train_args(task, [*train_argv, "--quiet"])  # one-line errors here, before any rank starts
     with tempfile.TemporaryDirectory(prefix="canter-gradsync-") as tmp:
         launch("canter", ["bench", "gradsync", task, "--steps", str(steps), "--repeats", str(repeats),
                           "--out", tmp, *train_argv], nproc)

@@ -32,7 +32,7 @@ from canter.bench.report import machine_info
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
 from canter.rl.runner import OnPolicyRunner
-from canter.runs.args import make_env, parse_train_args
+from canter.runs.args import TrainArgs, make_env, parse_train_args
 
 
 def gymnasium_ant_xml() -> Path:
@@ -97,12 +97,16 @@ def raw_fps_at_the_end(env, policy, model_path: Path, seconds: float = 3.0, repe
     return {"random_controls": statistics.median(random_fps), "policy_states": statistics.median(states_fps)}
 
 
-def train_canter(
-    model_path: Path, seconds: float, num_envs: int, seed: int, eval_episodes: int, train_argv: list[str] | None = None
-) -> dict[str, Any]:
-    """Canter's side; train_argv: more `canter train` overrides (e.g. --agent.algo.autocast bf16)."""
+def canter_train_args(model_path: Path, num_envs: int, seed: int, train_argv: list[str] | None = None) -> TrainArgs:
+    """Canter's side as `canter train ant-classic` arguments; train_argv: more overrides (e.g. --agent.algo.autocast
+    bf16). Parsed before anything is measured, so a bad option fails at once."""
     argv = ["--model", str(model_path), "--num-envs", str(num_envs), "--seed", str(seed), "--quiet", *(train_argv or [])]
-    args = parse_train_args("ant-classic", argv)
+    return parse_train_args("ant-classic", argv)
+
+
+def train_canter(args: TrainArgs, model_path: Path, seconds: float, eval_episodes: int) -> dict[str, Any]:
+    """Canter's side (args from canter_train_args) for `seconds` of wall time, then its evaluation."""
+    num_envs, seed = args.env.num_envs, args.seed
     args.agent.max_iterations = 10**9
     env = make_env(args)
     curve: list[tuple[float, float]] = []
@@ -222,10 +226,11 @@ def run_sb3_compare(
 ) -> Sb3CompareResult:
     model_path = gymnasium_ant_xml()
     seconds = 60.0 * minutes
+    args = canter_train_args(model_path, canter_envs, seed, train_argv)
     log(f"raw mujoco.batch.Batch on {model_path.name}, {canter_envs} envs ...")
     raw = raw_batch_fps(model_path, canter_envs)
     log(f"Canter PPO (ant-classic on {model_path.name}, {canter_envs} envs) for {seconds:.0f} s ...")
-    canter = train_canter(model_path, seconds, canter_envs, seed, eval_episodes, train_argv)
+    canter = train_canter(args, model_path, seconds, eval_episodes)
     other = None
     if sb3:
         log(f"Stable-Baselines3 PPO (Gymnasium Ant-v5, {sb3_envs} envs, defaults) for {seconds:.0f} s ...")

@@ -54,9 +54,17 @@ def list_main(args: ListArgs) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    # Names and models never wrap, so the table reads at 80 columns (a pipe, a log) as on a wide terminal;
+    # the long descriptions go in a second table of their own, where they wrap.
     table = Table(title="Canter tasks", title_justify="left")
-    for column in ("name", "model", "obs", "actions", "default envs", "control Hz", "description"):
-        table.add_column(column)
+    table.add_column("name", no_wrap=True)
+    table.add_column("model", no_wrap=True)
+    table.add_column("observations")
+    for column in ("actions", "envs", "Hz"):
+        table.add_column(column, justify="right", no_wrap=True)
+    about = Table(title="What each task is", title_justify="left", show_lines=True)
+    about.add_column("name", no_wrap=True)
+    about.add_column("description")
     for row in rows:
         obs = ", ".join(f"{k}: {'x'.join(map(str, v)) if isinstance(v, list) else v}"
                         for k, v in row["observation_sizes"].items())  # type: ignore[union-attr]
@@ -66,8 +74,10 @@ def list_main(args: ListArgs) -> int:
             obs,
             str(row["action_size"]),
             str(row["default_num_envs"]),
-            str(row["control_hz"]),
-            str(row["description"]),
+            f"{row['control_hz']:g}",
         )
-    Console().print(table)
+        about.add_row(str(row["name"]), str(row["description"]))
+    console = Console()
+    console.print(table)
+    console.print(about)
     return 0

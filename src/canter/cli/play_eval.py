@@ -235,6 +235,9 @@ def play_main(args: PlayArgs) -> int:
         console.print(f"video: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
         if args.strip:
             console.print(f"frame strip: {write_frame_strip(recorder.kept, Path(args.strip))}")
-    mean = sum(finished) / len(finished) if finished else float("nan")
-    console.print(f"played {steps} steps x {env.num_envs} envs: {len(finished)} episodes ended, mean return {mean:.3f}")
+    head = f"played {steps} steps x {env.num_envs} envs: "
+    if finished:
+        console.print(f"{head}{len(finished)} episodes ended, mean return {sum(finished) / len(finished):.3f}")
+    else:
+        console.print(f"{head}no episode ended; return so far {float(total.mean()):.3f} (mean over envs)")
     return 0
