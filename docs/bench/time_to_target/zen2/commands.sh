@@ -4,3 +4,5 @@
 # against the same defaults' four seeds on a Zen 4 in ../kl02. Usage: bash commands.sh DIR, then copy
 # DIR/ttt_zen2_s{S}/time_to_target.{json,png} here as zen2_s{S}.{json,png} and run table.py.
 exec bash "$(dirname "$0")/../alternate.sh" "${1:-.}" zen2 "--num-envs 1024"
+# Three epochs instead of five, seeds 0 and 1, right after (copied here as epochs3_s{S}.{json,png}):
+#   SEEDS="0 1" bash ../alternate.sh DIR epochs3 "--num-envs 1024 --agent.algo.num-learning-epochs 3"
