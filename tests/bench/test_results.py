@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from canter.bench.report import Spread
 from canter.bench.train import FIGURES, TrainBenchResult
 
@@ -39,8 +41,6 @@ def test_gradsync_result_json_keeps_the_report_keys_and_reads_back():
 
 
 def test_gradsync_checks_its_train_options_before_any_rank_starts(monkeypatch):
-    import pytest
-
     import canter.bench.gradsync as gradsync
     from canter.core.errors import CanterError
 
