@@ -275,3 +275,32 @@ def test_train_eval_play_of_an_atari_run(tmp_path, capsys):
                           (["bench", "env", "atari-pong", "--num-envs", "2"], "bench env: task 'atari-pong' is an Atari game")):
         with pytest.raises(CanterError, match=re.escape(message)):
             main(argv)
+
+
+def test_play_interrupted_keeps_the_video_so_far_and_says_where(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during `canter play --video`: the frames captured so far are a finished, readable mp4 and the
+    line names it; the interrupt still ends the command (the entry point's "interrupted", exit 130)."""
+    import imageio.v3 as iio
+
+    from canter.cli.main import main
+    from canter.cli.video import FrameVideoRecorder
+
+    run = tmp_path / "pong"
+    assert main(["train", "atari-pong", "--num-envs", "2", "--max-iterations", "1", "--run-dir", str(run),
+                 "--env.max-episode-frames", "400", "--agent.algo.num-steps-per-env", "8", "--quiet"]) == 0
+    capture = FrameVideoRecorder.capture
+
+    def capture_then_ctrl_c(self):
+        capture(self)
+        if self.frames == 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(FrameVideoRecorder, "capture", capture_then_ctrl_c)
+    monkeypatch.setenv("MUJOCO_GL", "egl")  # what play --video would set for its own process
+    video = tmp_path / "pong.mp4"
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        main(["play", str(run), "--steps", "50", "--num-envs", "2", "--video", str(video)])
+    assert f"video so far: {video} (5 frames" in " ".join(capsys.readouterr().out.split())
+    assert iio.improps(video).shape[1:] == (336, 336, 3)
+    assert sum(1 for _ in iio.imiter(video)) == 5

@@ -220,16 +220,21 @@ def play_main(args: PlayArgs) -> int:
     obs, _ = env.reset()
     total = torch.zeros(env.num_envs)
     finished: list[float] = []
-    with torch.no_grad(), torch_threads(runner.rollout_threads):
-        for _ in range(steps):
-            obs, reward, terminated, truncated, extras = env.step(policy.act_inference(obs))
-            policy.reset(terminated | truncated)
-            done = extras.get("episode_end", terminated | truncated)
-            total += reward.cpu()
-            finished += extras["episode_return"][done].tolist()
-            if recorder is not None:
-                recorder.capture()
     console = Console()
+    try:
+        with torch.no_grad(), torch_threads(runner.rollout_threads):
+            for _ in range(steps):
+                obs, reward, terminated, truncated, extras = env.step(policy.act_inference(obs))
+                policy.reset(terminated | truncated)
+                done = extras.get("episode_end", terminated | truncated)
+                total += reward.cpu()
+                finished += extras["episode_return"][done].tolist()
+                if recorder is not None:
+                    recorder.capture()
+    except KeyboardInterrupt:  # Ctrl-C: the frames so far stay a playable video, and the line says where
+        if recorder is not None:
+            console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+        raise
     if recorder is not None:
         path = recorder.close()
         console.print(f"video: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
