@@ -50,6 +50,19 @@ def test_a_failed_parity_check_stops_the_export(env, policies, tmp_path, monkeyp
     monkeypatch.setattr(parity, "PARITY_TOLERANCE", 0.0)  # float rounding alone now exceeds it
     with pytest.raises(CanterError, match="export parity check failed: onnx on random observations"):
         export_policy(env, policies["gru"], "dog-flat", fmt="onnx", out=tmp_path / "p.onnx", record_steps=5)
+    assert list(tmp_path.iterdir()) == []  # neither the file that failed nor its scratch folder
+
+
+def test_a_failed_export_leaves_the_previous_one_as_it_was(env, policies, tmp_path, monkeypatch):
+    out = tmp_path / "p.onnx"
+    export_policy(env, policies["mlp"], "dog-flat", fmt="onnx", out=out, record_steps=5)
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    assert set(before) == {"p.onnx", "p.onnx.json"}
+    monkeypatch.setattr(parity, "PARITY_TOLERANCE", 0.0)
+    with pytest.raises(CanterError, match="export parity check failed"):  # another policy, to the same file
+        export_policy(env, policies["gru"], "dog-flat", fmt="onnx", out=out, record_steps=5)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    assert PolicyRuntime(out).metadata.architecture == "mlp"
 
 
 def test_an_actor_reading_two_groups_is_refused(env, tmp_path):

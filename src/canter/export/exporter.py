@@ -4,12 +4,13 @@
 env and policy. It records observations by running the deterministic torch policy in the env, writes
 the fp32 file, checks it on random and recorded observations (PARITY_TOLERANCE), and for int8 writes
 the quantized file with the max action error against fp32 in its metadata. A JSON report lands next
-to the file (`<file>.json`).
+to the file (`<file>.json`). Both are moved into place only once every check has passed.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,17 +109,24 @@ def export_policy(env: ManagerBasedRLEnv, policy: ActorCritic, task: str, *, fmt
     }
     out = Path(out)
     report = ExportReport(path=out, metadata=metadata, recorded_steps=record_steps, recorded_envs=env.num_envs)
-    with tempfile.TemporaryDirectory() as tmp:
-        fp32_path = out if quantize is None else Path(tmp) / f"fp32{SUFFIX[fmt]}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Written and checked in a scratch folder beside `out`, then moved into place: an export that fails its
+    # checks or is interrupted leaves the previous export at `out` (if any) as it was.
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+        staged = Path(tmp) / out.name
+        fp32_path = staged if quantize is None else Path(tmp) / f"fp32{SUFFIX[fmt]}"
         if fmt == "onnx":
             save_onnx(actor, metadata, fp32_path)
         else:
             save_torchscript(actor, metadata, fp32_path)
         report.errors["fp32"], report.max_abs_action = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
         if quantize == "int8":
-            report.int8_max_action_error = _write_int8(fmt, fp32_path, out, actor, metadata, recordings["recorded"])
+            report.int8_max_action_error = _write_int8(fmt, fp32_path, staged, actor, metadata, recordings["recorded"])
             report.errors["int8"] = {"recorded": report.int8_max_action_error}
-    out.with_name(out.name + ".json").write_text(json.dumps(report.to_dict(), indent=2))
+        staged_report = staged.with_name(out.name + ".json")
+        staged_report.write_text(json.dumps(report.to_dict(), indent=2))
+        os.replace(staged, out)
+        os.replace(staged_report, out.with_name(out.name + ".json"))
     return report
 
 
