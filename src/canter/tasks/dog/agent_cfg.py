@@ -19,7 +19,8 @@ def dog_flat_agent_cfg() -> RunnerCfg:
     12 steps took the worse tracking error at 2.5 M steps from 0.337 to 0.157-0.159 m/s (eight runs, two
     days; seven crossed 0.15 within 5 minutes, four by 4) at 7 % fewer total steps per second; desired KL
     0.02 took it on to 0.088, with all four seeds across 0.15 after 1.35-1.62 M steps (1.9-2.4 minutes;
-    2.4-2.9 on an AVX2-only Zen 2, whose float32 update collects 21 % fewer steps per minute).
+    2.4-2.9 on an AVX2-only Zen 2, whose float32 update collects 21 % fewer steps per minute; 1.8-2.9 on an
+    Intel Xeon without bfloat16).
     Rollouts of 8 steps learnt faster in three seeds of four and not at all in the fourth; desired KL 0.04
     crossed 0.04-0.22 minutes sooner in two seeds and tied at 2.5 M steps, within the seeds' spread; 8 steps at
     0.02 learnt in both seeds tried (seed 0 had stood and turned at 0.01) but stood at 0.081 after 5 minutes, against 0.060."""
