@@ -1,9 +1,5 @@
 #!/bin/bash
-# the same 15-minute ant run with the learner in bfloat16
-. /work/main/.venv/bin/activate
-export PYTHONPATH=/work/wt-ant/src
-cd /work/runs-ant
-date -u > bf16_started
-canter bench sb3 --minutes 15 --no-sb3 --out out_bf16 --agent.algo.autocast bf16 > bf16.log 2>&1
-echo "rc=$?" >> bf16.log
-date -u > bf16_done
+# the same 15-minute ant run with the learner in bfloat16 (BENCHMARKS §5; copied here as canter_15min_bf16.*).
+# Usage: bash bf16.sh DIR, right after run.sh, with nothing else on the machine.
+set -e
+canter bench sb3 --minutes 15 --no-sb3 --out "${1:-.}" --agent.algo.autocast bf16
