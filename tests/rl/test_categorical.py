@@ -128,9 +128,31 @@ def test_auto_autocast_is_bf16_only_where_the_device_runs_it_natively(monkeypatc
     assert bf16_autocast("bf16", cpu) and not bf16_autocast("off", cpu) and not bf16_autocast("off", cuda)
     monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: False)  # an AVX2-only CPU
     assert not bf16_autocast("auto", cpu) and bf16_autocast("bf16", cpu) and bf16_autocast("auto", cuda)
-    monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: True)  # AVX-512 / AMX
+    monkeypatch.setattr(algorithm_module, "cpu_has_fast_bf16", lambda: True)  # AVX512-BF16 / AMX
     assert bf16_autocast("auto", cpu)
     assert atari_agent_cfg().algo.autocast == "auto"
+
+
+@pytest.mark.parametrize(("machine", "onednn", "avx512_bf16", "amx", "fast"), [
+    ("x86_64", True, False, False, False),  # AVX-512 without AVX512-BF16: oneDNN says yes, but emulates bf16
+    ("x86_64", True, True, False, True),  # AVX512-BF16 (Cooper Lake, Zen 4 and 5)
+    ("x86_64", True, False, True, True),  # AMX (Sapphire Rapids and later)
+    ("x86_64", False, False, False, False),  # AVX2 only
+    ("aarch64", True, False, False, True),  # there oneDNN's check is the CPU's bf16 extension
+    ("aarch64", False, False, False, False),
+])
+def test_fast_bf16_needs_bf16_in_hardware(monkeypatch, machine, onednn, avx512_bf16, amx, fast):
+    from canter.rl import algorithm as algorithm_module
+
+    monkeypatch.setattr(algorithm_module.platform, "machine", lambda: machine)
+    monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: onednn)
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: avx512_bf16)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: amx)
+    algorithm_module.cpu_has_fast_bf16.cache_clear()
+    try:
+        assert algorithm_module.cpu_has_fast_bf16() is fast
+    finally:
+        algorithm_module.cpu_has_fast_bf16.cache_clear()
 
 
 def test_auto_autocast_on_a_cpu_without_bf16_is_the_float32_update(monkeypatch):

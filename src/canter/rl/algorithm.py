@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import platform
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -37,12 +38,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @functools.cache
 def cpu_has_fast_bf16() -> bool:
-    """(Asked once per process: bf16_autocast runs for every minibatch.) Whether oneDNN has fast bfloat16 convolutions and matmuls on this CPU (AVX-512 and up; in
-    hardware with AVX512-BF16 or AMX). On an AVX2-only CPU its bfloat16 kernels are slow: the Nature CNN's
-    update under bf16 autocast took 65 s per iteration on the 2-core AMD EPYC (Zen 3), against
-    5.2 s in float32 (BENCHMARKS.md §20)."""
+    """(Asked once per process: bf16_autocast runs for every minibatch.) Whether this CPU computes bfloat16 in
+    hardware, so that oneDNN's bfloat16 convolutions and matmuls are fast: on x86, AVX512-BF16 or AMX. oneDNN's own
+    check (`_is_mkldnn_bf16_supported`) also says yes on AVX-512 without either, where it emulates bfloat16 and is
+    slow: on a 2-core Intel Xeon with AVX-512 but no AVX512-BF16, the Nature CNN's forward and backward pass over
+    256 frames took 234-240 ms in bfloat16 against 65-75 ms in float32; on an AVX2-only CPU, Pong's update took 65 s per
+    iteration against 5.2 s (BENCHMARKS.md §20). Elsewhere (aarch64) oneDNN's check is the hardware's."""
     try:
-        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+            return False
+        if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86"):
+            return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+        return True
     except (AttributeError, RuntimeError):
         return False
 

@@ -285,8 +285,9 @@ class AlgoCfg(Validated):
         bfloat16: convolutions and the hidden layers' matmuls; the MLPs' output layers, parameters,
         losses and optimizer state stay float32 (canter.rl.modules.MLP). About 2x faster for the
         Nature CNN on a CPU with AVX512-BF16 (BENCHMARKS.md §16). "off": float32 throughout. "auto":
-        bf16 on CUDA and on CPUs with native bfloat16 (AVX-512 and up), float32 on an AVX2-only CPU,
-        where oneDNN's bfloat16 kernels are some 13x slower than float32 (BENCHMARKS.md §20).
+        bf16 on CUDA and on CPUs with bfloat16 in hardware (x86: AVX512-BF16 or AMX), float32 elsewhere:
+        oneDNN emulates bfloat16 there, some 13x slower than float32 on AVX2 and 3x on AVX-512 without
+        AVX512-BF16 (BENCHMARKS.md §20).
     symmetry: left-right symmetry for tasks that declare their mirror (EnvCfg.symmetry): "augment"
         adds the mirror image of every minibatch sample (mirrored observations and actions, the same
         advantages, returns and old log-probabilities) to the PPO loss; "loss" adds
