@@ -5,6 +5,7 @@
 #   bash sweep.sh DIR default "" 0 1 2 3 4 5 6 7
 #   bash sweep.sh DIR ent0 "--agent.algo.entropy-coef 0" 0 1 2 3 4 5 6 7
 #   bash sweep.sh DIR std05 "--agent.policy.init-noise-std 0.5" 0 1 2 3 4 5 6 7
+#   bash sweep.sh DIR kl02 "--agent.algo.desired-kl 0.02" 0 1 2 3 4 5 6 7   (cartpole's default since; "default" is 0.01)
 set -e
 dir=$1; name=$2; flags=$3; shift 3
 mkdir -p "$dir" && cd "$dir"
