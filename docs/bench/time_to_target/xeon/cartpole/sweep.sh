@@ -2,10 +2,10 @@
 # BENCHMARKS §15 (the Xeon paragraphs): cartpole's time to 95 % of its best return over seeds, one run at a time.
 # Usage: bash sweep.sh DIR NAME "FLAGS" SEED [SEED ...]; copy DIR/NAME_sS/time_to_target.json here as NAME_sS.json,
 # then python table.py. Run on 2026-12-06 (code of 8224518) as
-#   bash sweep.sh DIR default "" 0 1 2 3 4 5 6 7
+#   bash sweep.sh DIR kl01 "--agent.algo.desired-kl 0.01" 0 1 2 3 4 5 6 7   (run as NAME default, no flags, when 0.01 was the default)
 #   bash sweep.sh DIR ent0 "--agent.algo.entropy-coef 0" 0 1 2 3 4 5 6 7
 #   bash sweep.sh DIR std05 "--agent.policy.init-noise-std 0.5" 0 1 2 3 4 5 6 7
-#   bash sweep.sh DIR kl02 "--agent.algo.desired-kl 0.02" 0 1 2 3 4 5 6 7   (cartpole's default since; "default" is 0.01)
+#   bash sweep.sh DIR kl02 "--agent.algo.desired-kl 0.02" 0 1 2 3 4 5 6 7   (cartpole's default since)
 set -e
 dir=$1; name=$2; flags=$3; shift 3
 mkdir -p "$dir" && cd "$dir"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 
-for name in ("default", "ent0", "std05", "kl02"):
+for name in ("kl01", "ent0", "std05", "kl02"):
     runs = sorted(HERE.glob(f"{name}_s*.json"), key=lambda p: int(p.stem.split("_s")[1]))
     times, cells = [], []
     for path in runs:
