@@ -1,7 +1,8 @@
 #!/bin/bash
+# Usage, from the repository root with canter installed: bash docs/bench/dog_rough_entry/commands.sh DIR
+# (writes DIR/flat5 and DIR/rough55)
 set -x
-cd /work/main && . .venv/bin/activate
-R=/work/runs-rough
+R=${1:?usage: bash docs/bench/dog_rough_entry/commands.sh DIR}
 date
 canter train dog-flat --max-time 300 --max-iterations 100000 --run-dir $R/flat5 --agent.learn-threads 1
 date

@@ -1,7 +1,9 @@
 #!/bin/bash
 # alternate three Pong rollout sizes, 30 s each, twice; same gradient steps per frame (minibatch 256)
-. /work/main/.venv/bin/activate
-cd /work/runs-pong
+# Usage, from the repository root with canter installed: bash docs/bench/atari/rollout_size/measure.sh DIR
+# (it writes the tp_n*_r*.json files in DIR; the ones beside this script are copies)
+R=${1:?usage: bash docs/bench/atari/rollout_size/measure.sh DIR}
+mkdir -p "$R" && cd "$R" || exit 1
 for rep in 1 2; do
   for n in 64 128 256; do
     mb=$((n / 8))

@@ -1,7 +1,7 @@
 """Gather the 2-hour hand-cube-dr budget's marks into marks.json and copy the raw evaluations here
-(run once: python collect.py /work/runs-dr2). One trajectory: 30 min of hand-cube-axis-dr with the
-randomization curriculum (the time-to-target run of docs/bench/hand/dr_curriculum, seed 1), then
-hand-cube-tilt-dr --init-from it, in 15-minute chunks (run.sh); every mark scored by
+(run once: python collect.py DIR, DIR as given to run.sh and after.sh). One trajectory: 30 min of
+hand-cube-axis-dr with the randomization curriculum (the time-to-target run of docs/bench/hand/dr_curriculum,
+seed 1), then hand-cube-tilt-dr --init-from it, in 15-minute chunks (run.sh); every mark scored by
 `canter eval RUN --task hand-cube-dr --episodes 256 --num-envs 256 --json` (the full goal set on the full
 randomization ranges). The non-randomized 2-hour trajectory (docs/bench/hand/so3_2h) is scored on the
 same randomized physics at its own marks (after.sh)."""
@@ -50,6 +50,7 @@ plain_on_plain = [{k: m[k] for k in ("total_min", *keys) if k in m}
 out = {"dr_on_dr": dr, "plain_on_dr": plain_on_dr, "dr_on_plain": dr_on_plain, "plain_on_plain": plain_on_plain}
 (here / "marks.json").write_text(json.dumps(out, indent=1))
 for name in ("run.sh", "after.sh", "tiltdr.log"):
-    shutil.copy(root / name, here / name)
+    if name == "tiltdr.log" or (root / name).exists():  # the scripts: copied only where DIR holds them
+        shutil.copy(root / name, here / name)
 shutil.copy(root / "tiltdr" / "progress.csv", here / "progress_tiltdr.csv")
 print(json.dumps({k: [(m["total_min"], round(m["consecutive_successes_mean"], 2)) for m in v] for k, v in out.items()}))

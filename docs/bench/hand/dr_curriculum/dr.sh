@@ -1,10 +1,12 @@
 #!/bin/bash
 # hand-cube-axis-dr for 30 minutes, seed 1: B = the randomization curriculum (strength from 0),
 # A = the full ranges throughout (start 1, step 0); then each final policy on plain and randomized physics.
-. /work/main/.venv/bin/activate
-export PYTHONPATH=/work/wt-dr/src
-cd /work/runs-dr
-while [ ! -e /work/runs-hand/so3_2h_done ]; do sleep 10; done
+# The figures came from the code of commit cc5e02c (as ./commands.sh and BENCHMARKS §18 say); it ran right
+# after ../so3_2h/so3_2h.sh had finished (one training at a time).
+# Usage, from the repository root with canter installed: bash docs/bench/hand/dr_curriculum/dr.sh DIR
+# (everything is written in DIR; ../dr_2h/run.sh starts from DIR/B/run).
+R=${1:?usage: bash docs/bench/hand/dr_curriculum/dr.sh DIR}
+mkdir -p "$R" && cd "$R" || exit 1
 date -u > started
 T="canter bench time-to-target hand-cube-axis-dr --metric consecutive_successes_mean --target 10 --minutes 30 --eval-every 900 --seed 1"
 $T --out B --save-dir B/run > B.log 2>&1; echo "rc=$?" >> B.log

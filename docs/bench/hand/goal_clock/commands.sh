@@ -1,4 +1,5 @@
-H=/work/runs-hand
+# Usage, from the repository root with canter installed: bash docs/bench/hand/goal_clock/commands.sh DIR
+H=${1:?usage: bash docs/bench/hand/goal_clock/commands.sh DIR}
 mkdir -p $H
 canter bench time-to-target hand-cube-axis --metric consecutive_successes_mean --target 10 --minutes 30 --eval-every 300 --out $H/ttt --save-dir $H/run > $H/ttt.log 2>&1
 date

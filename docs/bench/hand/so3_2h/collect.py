@@ -1,5 +1,5 @@
-"""Gather the 2-hour full-SO(3) run's marks into marks.json (run once, in the folder of the raw runs:
-python collect.py /work/runs-hand). One trajectory: src30 (30 min of hand-cube-axis), then
+"""Gather the 2-hour full-SO(3) run's marks into marks.json (run once, on the folder of the raw runs:
+python collect.py DIR, DIR as given to so3_2h.sh). One trajectory: src30 (30 min of hand-cube-axis), then
 hand-cube-tilt --init-from it for 12 min (tilt_copy), resumed to 29.3 min (tilt_ext), copied to
 tilt_2h and resumed in chunks to 45/60/75/90 min of tilts; each mark scored by
 `canter eval RUN --episodes 256 --num-envs 256 --json` on the full goal set."""

@@ -2,9 +2,13 @@
 # The 2-hour full-SO(3) budget: 30 min of hand-cube-axis (src30) + 90 min of hand-cube-tilt.
 # tilt_2h is a copy of tilt_ext (29.3 min of tilts); resume it in chunks to 45/60/75/90 min of tilts,
 # scoring the full goal set at each mark.
-. /work/main/.venv/bin/activate
-export PYTHONPATH=/work/wt-hand/src
-cd /work/runs-hand
+# The figures came from the code of commit 8c1c6d6 (these chunks; the tilts before them ran on c244c84:
+# BENCHMARKS §18).
+# Usage, from the repository root with canter installed: bash docs/bench/hand/so3_2h/so3_2h.sh DIR
+# DIR: where ../tilt_zen5/commands.sh ran (src30, tilt_copy, tilt_ext), with tilt_2h a copy of its tilt_ext;
+# everything is written in DIR (then python docs/bench/hand/so3_2h/collect.py DIR).
+R=${1:?usage: bash docs/bench/hand/so3_2h/so3_2h.sh DIR}
+cd "$R" || exit 1
 date -u > so3_2h_started
 for spec in "944 45" "900 60" "900 75" "900 90"; do
   set -- $spec
