@@ -1,12 +1,12 @@
 """BENCHMARKS §15 (the Xeon paragraphs): cartpole's time to an evaluation return of 4.75 (95 % of 5) for each variant
-and seed in this folder (NAME_sS.json, written by sweep.sh), with the median and the worst. Usage: python table.py"""
+and seed in this folder (NAME_sS.json, written by sweep.sh; kl02e1: the defaults evaluated every second), with the median and the worst. Usage: python table.py"""
 import json
 import statistics
 from pathlib import Path
 
 HERE = Path(__file__).parent
 
-for name in ("kl01", "ent0", "std05", "kl02"):
+for name in ("kl01", "ent0", "std05", "kl02", "kl02e1"):
     runs = sorted(HERE.glob(f"{name}_s*.json"), key=lambda p: int(p.stem.split("_s")[1]))
     times, cells = [], []
     for path in runs:
