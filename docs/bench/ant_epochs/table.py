@@ -18,10 +18,7 @@ print("| run | epochs | raw before / after / on its states | Canter frames/s | /
       "| training return at " + " / ".join(f"{m:g}" for m in MARKS_M) + " M steps | eval return, 15 min |")
 print("|---|---:|---|---:|---|---|---:|")
 for name, epochs, seed in (("e5", 5, 0), ("e3", 3, 0), ("e3_s1", 3, 1), ("e5_s1", 5, 1)):
-    path = HERE / f"{name}.json"
-    if not path.exists():
-        continue
-    d = json.loads(path.read_text())
+    d = json.loads((HERE / f"{name}.json").read_text())
     c = d["canter"]
     raw = (d["raw_batch_steps_per_s"], c["raw_end_random_controls_steps_per_s"], c["raw_end_policy_states_steps_per_s"])
     ratios = (d["canter_fraction_of_raw"], d["canter_fraction_of_raw_end_random"], d["canter_fraction_of_raw_policy_states"])

@@ -35,8 +35,9 @@ def ant_classic_agent_cfg() -> RunnerCfg:
     -95..200 after 100 s on Gymnasium's ant.xml), and a smaller initial action noise keeps the
     control cost (0.5 |a|^2 per step) from swamping the healthy reward early on. Three learning epochs instead of
     five: measured on a 2-core Intel Xeon (BENCHMARKS.md §5), the update took 0.24-0.30 s per iteration instead of
-    0.43-0.51 and the total FPS rose by 12-21 % in three alternated 45-s benches, and over two seeds of 15 minutes the
-    training return at equal steps was level or ahead (evaluation returns 5650 and 4990 against 5279 and 4169)."""
+    0.43-0.51, 7-9 % of an iteration (total FPS +12-21 % in three alternated 45-s benches, which the VM's drift
+    flattered), and over two seeds of 15 minutes the training return at equal steps was level or ahead (evaluation
+    returns 5650 and 4990 against 5279 and 4169)."""
     cfg = ant_agent_cfg()
     cfg.policy.init_noise_std = 0.6
     cfg.algo.num_steps_per_env = 64
