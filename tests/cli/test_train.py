@@ -66,6 +66,8 @@ def _one_error_line(result: subprocess.CompletedProcess) -> str:
         (("bench", "train", "cartpole", "--nproc", "1.9"), "--nproc: invalid value '1.9' (expected an integer)"),
         (("train", "cartpole", "--max-iteratons", "14"), "unrecognized options: --max-iteratons"),
         (("bench", "env", "--task", "ant"), "the task is the positional TASK"),
+        (("bench", "train", "cartpole", "--raw-every", "2", "--nproc", "2"),
+         "--raw-every: one process only (raw Batch runs beside one rank's training)"),
         (("trian",), "unknown command 'trian'"),
         (("train", "cartpole", "--agent.algo.symmetry", "augment", "--max-iterations", "1"),
          "algo.symmetry: 'augment': this task declares no left-right mirror"),

@@ -119,6 +119,37 @@ RECORDED_STATES = 16
 RECORD_EVERY = 3
 
 
+class StateRecorder:
+    """`with StateRecorder(sim, every) as recorder:` keeps, for every `every`-th call of the cpu
+    simulator's step while the block runs, the integration state it was about to step (its controls
+    set) and the call's nstep; `recorder.states` and `recorder.nsteps`. Recording copies rows and
+    changes nothing the env does; the simulator's own step is back when the block ends."""
+
+    def __init__(self, sim: CpuSimulator, every: int = 1):
+        self.sim, self.every = sim, every
+        self.states: list[np.ndarray] = []
+        self.nsteps: list[int] = []
+
+    def __enter__(self) -> StateRecorder:
+        sim, rows = self.sim, self.sim.batch.state
+        sim_step = sim.step  # the class's method, or a wrapper already in place (_time_physics)
+        calls = [0]
+
+        def recording_step(nstep: int = 1) -> None:
+            if calls[0] % self.every == 0:
+                self.states.append(rows.copy())
+                self.nsteps.append(nstep)
+            calls[0] += 1
+            sim_step(nstep)
+
+        self._sim_step = sim_step
+        sim.step = recording_step  # an instance attribute, put back on exit
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sim.step = self._sim_step
+
+
 class RawOnEnvStates:
     """Raw Batch.step(nstep=decimation) of the env's own batch from integration states recorded in
     the env's step (cpu backend): each step copies the next recorded state into the rows and steps.
@@ -127,22 +158,10 @@ class RawOnEnvStates:
     def __init__(self, env: ManagerBasedRLEnv, sim: CpuSimulator, action, decimation: int,
                  count: int = RECORDED_STATES, every: int = RECORD_EVERY):
         self.batch, self.rows, self.decimation = sim.batch, sim.batch.state, decimation
-        self.states: list[np.ndarray] = []
-        sim_step = sim.step  # the class's method, or a wrapper already in place (_time_physics)
-        calls = [0]
-
-        def recording_step(nstep: int = 1) -> None:
-            if calls[0] % every == 0:
-                self.states.append(self.rows.copy())  # the state the env is about to step: its controls set
-            calls[0] += 1
-            sim_step(nstep)
-
-        sim.step = recording_step  # an instance attribute, put back below
-        try:
+        with StateRecorder(sim, every) as recorder:
             for _ in range(count * every):
                 env.step(action())
-        finally:
-            sim.step = sim_step
+        self.states = recorder.states
         self.warnings = sim._warning_numbers
         self.saved = self.rows.copy()
         self.next = 0
@@ -158,6 +177,22 @@ class RawOnEnvStates:
     def restore(self) -> None:
         self.rows[...] = self.saved
         self.warnings[...] = 0  # recorded states are ones the env stepped; nothing of this is the env's
+
+
+def replay_seconds(sim: CpuSimulator, states: list[np.ndarray], nsteps: list[int]) -> float:
+    """Wall time of raw Batch.step on the env's own batch over recorded states (StateRecorder): each
+    state copied into the rows and stepped by its call's nstep, in order. The env's rows and its
+    MuJoCo warnings are put back afterwards, so it goes on as if this had not run."""
+    batch, rows, warnings = sim.batch, sim.batch.state, sim._warning_numbers
+    saved, saved_warnings = rows.copy(), warnings.copy()
+    start = time.perf_counter()
+    for state, nstep in zip(states, nsteps, strict=True):
+        rows[...] = state
+        batch.step(nstep=nstep)
+    seconds = time.perf_counter() - start
+    rows[...] = saved
+    warnings[...] = saved_warnings
+    return seconds
 
 
 def _time_physics(env: ManagerBasedRLEnv) -> list[float]:

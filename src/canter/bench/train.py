@@ -2,13 +2,23 @@
 
 step FPS: env steps per second of env.step alone; step+inference FPS: including the policy's forward
 pass; total FPS: including learning (the whole iteration). Medians over iterations after the first
-(warm-up), with min and max. Under torch.distributed (`--nproc K`, or as a torchrun rank) every
+(warm-up), with min and max.
+
+`--raw-every K` (cpu backend, one process) measures raw `mujoco.batch.Batch` beside the training, so that a
+VM whose speed drifts by tens of percent within minutes still gives a true ratio: after every K-th
+iteration, with the training clock stopped, the env's own Batch steps again, raw (a row copy and
+Batch.step, nothing else), the integration states that iteration's physics stepped, in order, and
+the env's state is put back (training goes on bitwise as without). Each window of K iterations
+gives total FPS / raw FPS of the states its last iteration simulated; the report has the median
+(and min-max) of those ratios, of raw FPS, and of the physics phase / raw over the same states
+(above 1: the physics runs slower inside training than alone). Under torch.distributed (`--nproc K`, or as a torchrun rank) every
 figure is summed over the ranks at each iteration, `--num-envs` is the total over ranks, and the
 iteration time is rank 0's (the ranks move in lock step).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import statistics
 import tempfile
@@ -19,6 +29,7 @@ from typing import Any
 
 import torch
 
+from canter.bench.env import StateRecorder, replay_seconds
 from canter.bench.report import Spread, flat_json, machine_info
 from canter.core import profiling
 from canter.core.errors import ConfigError
@@ -26,8 +37,10 @@ from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
 from canter.runs.args import cpu_physics, init_rank, make_rank_env, parse_train_args, task_expert
 from canter.runs.launch import launch
+from canter.sim.cpu import CpuSimulator
 
 FIGURES = ("step_fps", "step_inference_fps", "total_fps", "iteration_time_s")
+RAW_FIGURES = ("raw_env_states_fps", "total_over_raw", "physics_over_raw")
 
 
 @dataclass(kw_only=True)
@@ -63,33 +76,55 @@ class TrainBenchResult:
     # after the first; "other": the iteration time the phases leave, e.g. the runner's bookkeeping)
     phase_seconds: dict[str, float] = field(default_factory=dict)
     minibatch_steps: int = 0  # gradient steps per update (epochs x minibatches; 1 for A2C)
+    # --raw-every: iterations per window (0: off); raw Batch on each window's states, steps/s; total FPS
+    # of the window / that raw figure; the last iteration's physics phase / raw on the same states
+    raw_every: int = 0
+    raw_env_states_fps: Spread | None = None
+    total_over_raw: Spread | None = None
+    physics_over_raw: Spread | None = None
+    raw_windows: list[dict[str, float]] = field(default_factory=list)
     machine: dict[str, object] = field(default_factory=dict)
     master_port: int | None = None  # the port the ranks met on (launched runs)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in flat_json(self).items() if v is not None or k not in ("profile_trace", "master_port")}
+        return {k: v for k, v in flat_json(self).items()
+                if v is not None or k not in ("profile_trace", "master_port", *RAW_FIGURES)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TrainBenchResult:
         names = {f.name for f in fields(cls)}
-        values: dict[str, Any] = {k: v for k, v in data.items() if k in names and k not in FIGURES}
-        values.update({k: Spread(median=data[k], min=data[f"{k}_min"], max=data[f"{k}_max"]) for k in FIGURES})
+        values: dict[str, Any] = {k: v for k, v in data.items() if k in names and k not in (*FIGURES, *RAW_FIGURES)}
+        values.update({k: Spread(median=data[k], min=data[f"{k}_min"], max=data[f"{k}_max"])
+                       for k in (*FIGURES, *RAW_FIGURES) if k in data})
         values["machine"] = {k: v for k, v in data.items() if k not in names and not k.endswith(("_min", "_max"))}
         return cls(**values)
 
 
 def run_train_bench(
-    task: str, seconds: float, train_argv: list[str], progress: Any = None, profile_dir: Path | None = None
+    task: str, seconds: float, train_argv: list[str], progress: Any = None, profile_dir: Path | None = None,
+    raw_every: int = 0,
 ) -> TrainBenchResult:
     """Trains `task` for `seconds` of wall time (at least two iterations) and returns the figures
     with the run's facts. profile_dir: mark the training phases (canter.core.profiling) and write a
-    torch.profiler chrome trace of one extra iteration per rank there (trace_rank<r>.json)."""
+    torch.profiler chrome trace of one extra iteration per rank there (trace_rank<r>.json).
+    raw_every: raw Batch beside the training after every raw_every-th iteration (the module's doc)."""
     if not seconds > 0:
         raise ConfigError(f"--max-time: must be > 0, got {seconds}")
+    if raw_every < 0:
+        raise ConfigError(f"--raw-every: must be >= 0 (0: off), got {raw_every}")
     args = parse_train_args(task, [*train_argv, "--quiet"])
     args.agent.max_iterations = 10**9
     info = init_rank(args)
+    if raw_every and info.world_size > 1:
+        raise ConfigError("--raw-every: one process only (raw Batch runs beside one rank's training)")
+    if raw_every and args.backend != "cpu":
+        raise ConfigError(f"--raw-every: needs the cpu backend's mujoco.batch.Batch, not --backend {args.backend}")
     env = make_rank_env(args, info)
+    sim = getattr(env, "sim", None)
+    if raw_every and not isinstance(sim, CpuSimulator):
+        raise ConfigError(f"--raw-every: needs the cpu backend's mujoco.batch.Batch; {task} runs on "
+                          f"{type(sim).__name__ if sim is not None else 'no MuJoCo simulator'}")
+    raw_sim = sim if raw_every and isinstance(sim, CpuSimulator) else None
     if profile_dir is not None:
         profiling.enable()
     profiling.start_timing()
@@ -99,19 +134,31 @@ def run_train_bench(
         obs = env.reset()[0]
         runner.algorithm.train_mode()
         rows: list[dict[str, float]] = []
+        windows: list[dict[str, float]] = []
+        steps_per_iteration = env.num_envs * args.agent.algo.num_steps_per_env
         start = time.perf_counter()
+        paused = [0.0]  # seconds of raw bursts: off the training clock
 
         def time_is_up() -> bool:  # asked before the row is appended: at least two rows in all
-            return time.perf_counter() - start >= seconds and len(rows) >= 1
+            return time.perf_counter() - start - paused[0] >= seconds and len(rows) >= 1
 
         while not (rows and rows[-1]["stop"]):
-            obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
+            # the warm-up iteration (0) is no window's; then a burst after iterations K, 2K, ...
+            burst = raw_sim is not None and len(rows) >= 1 and len(rows) % raw_every == 0
+            recorder = StateRecorder(raw_sim) if burst and raw_sim is not None else None
+            with recorder or contextlib.nullcontext():
+                obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
             runner.iteration += 1
             stats = {**stats, **{f"phase/{k}": v for k, v in profiling.take_timing().items()}}
             rows.append(stats)
+            if recorder is not None and raw_sim is not None:
+                paused_from = time.perf_counter()
+                windows.append(_raw_window(rows[-raw_every:], replay_seconds(raw_sim, recorder.states, recorder.nsteps),
+                                           steps_per_iteration))
+                paused[0] += time.perf_counter() - paused_from
             if progress is not None and info.is_main:
-                progress(time.perf_counter() - start, stats)
-        wall = time.perf_counter() - start
+                progress(time.perf_counter() - start - paused[0], stats)
+        wall = time.perf_counter() - start - paused[0]
         profiling.stop_timing()
         trace = None
         if profile_dir is not None:
@@ -120,6 +167,10 @@ def run_train_bench(
     phases = {name: statistics.median(row[f"phase/{name}"] for row in measured) for name in profiling.PHASES}
     phases["other"] = max(0.0, statistics.median(row["iteration_time_s"] for row in measured) - sum(phases.values()))
     algo_cfg = args.agent.algo
+
+    def raw_spread(key: str) -> Spread | None:
+        return Spread.of([window[key] for window in windows]) if windows else None
+
     sim_threads = getattr(getattr(env, "sim", None), "num_threads", None)
     return TrainBenchResult(
         task=task, nproc=info.world_size, num_envs=env.num_envs * info.world_size, num_envs_per_process=env.num_envs,
@@ -135,8 +186,20 @@ def run_train_bench(
         iteration_time_s=Spread.of([row["iteration_time_s"] for row in measured]),
         profile_trace=str(trace) if trace is not None else None, phase_seconds=phases,
         minibatch_steps=1 if algo_cfg.algo == "a2c" else algo_cfg.num_learning_epochs * algo_cfg.num_mini_batches,
+        raw_every=raw_every, raw_windows=windows, raw_env_states_fps=raw_spread("raw_env_states_fps"),
+        total_over_raw=raw_spread("total_over_raw"), physics_over_raw=raw_spread("physics_over_raw"),
         machine=machine_info(),
     )
+
+
+def _raw_window(rows: list[dict[str, float]], raw_seconds: float, steps_per_iteration: int) -> dict[str, float]:
+    """One --raw-every window: its iterations' env steps over their wall time (total FPS), raw Batch
+    on the states its last iteration stepped (one iteration's env steps in raw_seconds), their ratio,
+    and the last iteration's physics phase over raw's time on the same states."""
+    total_fps = steps_per_iteration * len(rows) / sum(row["iteration_time_s"] for row in rows)
+    raw_fps = steps_per_iteration / raw_seconds
+    return {"iterations": float(len(rows)), "total_fps": total_fps, "raw_env_states_fps": raw_fps,
+            "total_over_raw": total_fps / raw_fps, "physics_over_raw": rows[-1]["phase/physics"] / raw_seconds}
 
 
 def run_train_bench_launched(

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, ClassVar
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import tyro
 
 from canter.cli.bench.output import emit, is_other_rank
 from canter.cli.flags import Task
 from canter.core.errors import CanterError
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from canter.bench.report import Spread
 
 
 @dataclass(kw_only=True)
@@ -26,6 +31,9 @@ class TrainBenchArgs:
     json: bool = False  # print JSON instead of a table
     out: str | None = None  # write train.json into this directory instead of printing anything
     profile_dir: str | None = None  # NVTX ranges (CUDA only) and a torch.profiler chrome trace per rank
+    # raw mujoco.batch.Batch beside the training: after every K-th iteration, off the clock, on the states
+    # that iteration stepped; reports total / raw per window of K iterations (0: off; cpu backend, one process)
+    raw_every: int = 0
 
     def run(self, train_argv: list[str]) -> int:
         return train_bench_main(self, train_argv)
@@ -33,7 +41,6 @@ class TrainBenchArgs:
 
 def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from canter.bench.train import run_train_bench, run_train_bench_launched
     from canter.rl.distributed import launched_world_size
@@ -42,6 +49,8 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
         raise CanterError(f"--nproc: must be >= 1, got {args.nproc}")
     console = Console(stderr=True)
     if args.nproc > 1:
+        if args.raw_every:
+            raise CanterError("--raw-every: one process only (raw Batch runs beside one rank's training)")
         if launched_world_size() > 1:
             raise CanterError("--nproc: this process is already one rank of a torchrun launch")
         console.print(f"[bold]bench train[/bold] task={args.task} for {args.max_time:.0f} s on {args.nproc} processes")
@@ -56,20 +65,16 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
                           f"total {stats['total_fps']:>10,.0f} steps/s[/dim]")
 
         result = run_train_bench(args.task, args.max_time, train_argv, progress,
-                                 Path(args.profile_dir) if args.profile_dir else None)
+                                 Path(args.profile_dir) if args.profile_dir else None, raw_every=args.raw_every)
         if is_other_rank():
             return 0
     if emit(result.to_json(), args.out, "train.json", args.json):
         return 0
-    table = Table(title=f"train {args.task}: {result.num_envs} envs on {result.nproc} process(es), "
-                  f"{result.iterations} iterations in {result.wall_time_s:.0f} s", title_justify="left")
-    for column in ("figure", "median", "min", "max"):
-        table.add_column(column, justify="right")
-    for key, spread in (("step_fps", result.step_fps), ("step_inference_fps", result.step_inference_fps),
-                        ("total_fps", result.total_fps), ("iteration_time_s", result.iteration_time_s)):
-        fmt = ",.3f" if key.endswith("_s") else ",.0f"
-        table.add_row(key, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
-    Console().print(table)
+    Console().print(_spread_table(
+        f"train {args.task}: {result.num_envs} envs on {result.nproc} process(es), {result.iterations} iterations in "
+        f"{result.wall_time_s:.0f} s",
+        [("step_fps", result.step_fps, ",.0f"), ("step_inference_fps", result.step_inference_fps, ",.0f"),
+         ("total_fps", result.total_fps, ",.0f"), ("iteration_time_s", result.iteration_time_s, ",.3f")]))
     if result.phase_seconds:
         phases = Table(title="where an iteration goes (median seconds per iteration; rank 0)", title_justify="left")
         for column in ("phase", "s / iteration", "share"):
@@ -82,5 +87,23 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
         if result.minibatch_steps:
             print(f"update: {update / result.minibatch_steps * 1e3:.1f} ms per gradient step "
                   f"({result.minibatch_steps} per iteration)")
+    if result.raw_env_states_fps is not None and result.total_over_raw is not None and result.physics_over_raw is not None:
+        Console().print(_spread_table(
+            f"raw mujoco.batch.Batch beside the training: {len(result.raw_windows)} windows of {result.raw_every} "
+            f"iteration(s), raw on the states of each window's last",
+            [("raw_env_states_fps", result.raw_env_states_fps, ",.0f"), ("total_over_raw", result.total_over_raw, ".3f"),
+             ("physics_over_raw", result.physics_over_raw, ".3f")]))
     print(f"mean return at the end: {result.mean_return:.3f}  commit {result.machine.get('commit')}")
     return 0
+
+
+def _spread_table(title: str, figures: list[tuple[str, Spread, str]]) -> Table:
+    """A table of figures (name, spread, format) with their median, min and max."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    for column in ("figure", "median", "min", "max"):
+        table.add_column(column, justify="right")
+    for key, spread, fmt in figures:
+        table.add_row(key, *(format(value, fmt) for value in (spread.median, spread.min, spread.max)))
+    return table
