@@ -2,18 +2,18 @@
 
 step FPS: env steps per second of env.step alone; step+inference FPS: including the policy's forward
 pass; total FPS: including learning (the whole iteration). Medians over iterations after the first
-(warm-up), with min and max.
-
-`--raw-every K` (cpu backend, one process) measures raw `mujoco.batch.Batch` beside the training, so that a
-VM whose speed drifts by tens of percent within minutes still gives a true ratio: after every K-th
-iteration, with the training clock stopped, the env's own Batch steps again, raw (a row copy and
-Batch.step, nothing else), the integration states that iteration's physics stepped, in order, and
-the env's state is put back (training goes on bitwise as without). Each window of K iterations
-gives total FPS / raw FPS of the states its last iteration simulated; the report has the median
-(and min-max) of those ratios, of raw FPS, and of the physics phase / raw over the same states
-(above 1: the physics runs slower inside training than alone). Under torch.distributed (`--nproc K`, or as a torchrun rank) every
+(warm-up), with min and max. Under torch.distributed (`--nproc K`, or as a torchrun rank) every
 figure is summed over the ranks at each iteration, `--num-envs` is the total over ranks, and the
 iteration time is rank 0's (the ranks move in lock step).
+
+`--raw-every K` (cpu backend, one process) measures raw `mujoco.batch.Batch` beside the training, so
+that a VM whose speed drifts by tens of percent within minutes still gives a true ratio: after every
+K-th iteration, with the training clock stopped, the env's own Batch steps again, raw (a row copy
+and Batch.step, nothing else), the integration states that iteration's physics stepped, in order,
+and the env's state is put back (training goes on bitwise as without). Each window of K iterations
+gives total FPS / raw FPS of the states its last iteration simulated; the report has the median
+(and min-max) of those ratios, of raw FPS, and of the physics phase / raw over the same states
+(above 1: the physics runs slower inside training than alone).
 """
 
 from __future__ import annotations
