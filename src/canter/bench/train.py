@@ -143,18 +143,18 @@ def run_train_bench(
             return time.perf_counter() - start - paused[0] >= seconds and len(rows) >= 1
 
         while not (rows and rows[-1]["stop"]):
-            # the warm-up iteration (0) is no window's; then a burst after iterations K, 2K, ...
-            burst = raw_sim is not None and len(rows) >= 1 and len(rows) % raw_every == 0
-            recorder = StateRecorder(raw_sim) if burst and raw_sim is not None else None
+            recorder = None  # the warm-up iteration (0) is no window's; then a burst after iterations K, 2K, ...
+            if raw_sim is not None and len(rows) >= 1 and len(rows) % raw_every == 0:
+                recorder = StateRecorder(raw_sim)
             with recorder or contextlib.nullcontext():
                 obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
             runner.iteration += 1
             stats = {**stats, **{f"phase/{k}": v for k, v in profiling.take_timing().items()}}
             rows.append(stats)
-            if recorder is not None and raw_sim is not None:
+            if recorder is not None:
                 paused_from = time.perf_counter()
-                windows.append(_raw_window(rows[-raw_every:], replay_seconds(raw_sim, recorder.states, recorder.nsteps),
-                                           steps_per_iteration))
+                raw_seconds = replay_seconds(recorder.sim, recorder.states, recorder.nsteps)
+                windows.append(_raw_window(rows[-raw_every:], raw_seconds, steps_per_iteration))
                 paused[0] += time.perf_counter() - paused_from
             if progress is not None and info.is_main:
                 progress(time.perf_counter() - start - paused[0], stats)
