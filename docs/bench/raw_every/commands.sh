@@ -17,4 +17,6 @@ canter bench train ant-classic --model "$M" --num-envs 256 --max-time 900 --raw-
 canter bench train ant-classic --model "$M" --num-envs 256 --max-time 900 --raw-every 4 --json --seed 1 > "$D/ant_900_s1.json"
 canter bench train ant-classic --model "$M" --num-envs 256 --max-time 900 --raw-every 4 --json --seed 1 \
   --agent.algo.num-learning-epochs 5 > "$D/ant_900_e5_s1.json"
+# the dog for 6 minutes (code of f2cf891: the same measurement)
+canter bench train dog-flat --max-time 360 --raw-every 5 --json > "$D/dog_flat_360.json"
 python docs/bench/raw_every/plot.py "$D"/*.json
