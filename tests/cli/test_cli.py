@@ -11,7 +11,7 @@ import pytest
 
 from canter.cli.main import main
 
-from .test_train import _in_process
+from .test_train import _in_process, _one_error_line
 
 
 def _run(*args: str) -> subprocess.CompletedProcess:
@@ -100,3 +100,29 @@ def test_broken_mjcf_is_reported_by_name(tmp_path):
     bad.write_text("<mujoco><worldbody><geom type='box' size='1'/></worldbody>")
     result = _run("bench", "env", "--model", str(bad))
     assert result.returncode == 2 and "broken MJCF" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_out_folder_that_cannot_be_made_fails_before_the_bench_runs(tmp_path, capfd, monkeypatch):
+    from canter.cli.bench.qp import QpArgs
+
+    def must_not_run(self, rest):
+        raise AssertionError("the benchmark ran although its --out cannot be written")
+
+    monkeypatch.setattr(QpArgs, "run", must_not_run)
+    a_file = tmp_path / "results.json"
+    a_file.write_text("kept")
+    line = _one_error_line(_in_process(capfd, "bench", "qp", "--out", str(a_file)))
+    assert line == f"canter: error: --out {a_file} is a file, not a directory"
+    line = _one_error_line(_in_process(capfd, "bench", "qp", "--out", str(a_file / "sub")))
+    assert line == f"canter: error: cannot create --out {a_file / 'sub'}: Not a directory"
+    assert a_file.read_text() == "kept"
+
+
+def test_out_folders_made_for_a_command_that_fails_are_removed_and_existing_ones_kept(tmp_path, capfd):
+    out = tmp_path / "a" / "b"
+    assert "unknown task 'nope'" in _one_error_line(_in_process(capfd, "bench", "train", "nope", "--out", str(out)))
+    assert list(tmp_path.iterdir()) == []  # a and a/b were made for the command and go with its failure
+    out.mkdir(parents=True)
+    (out / "earlier.json").write_text("{}")
+    _one_error_line(_in_process(capfd, "bench", "train", "nope", "--out", str(out)))
+    assert (out / "earlier.json").read_text() == "{}"

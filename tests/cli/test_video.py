@@ -49,6 +49,7 @@ def test_a_terrain_video_draws_the_ground_around_env_0_and_follows_it(tmp_path, 
     full = env.sim.model
     recorder = video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, None)
     first = stub_renderer[-1].model
+    assert env.terrain is not None and env.terrain.map is not None
     half, cells = video.TERRAIN_HALF, round(2 * video.TERRAIN_HALF / env.terrain.map.horizontal_scale)
     # a window of 2 x 16 m at 0.1 m: 321 or 322 grid points each way, of the full field's 3 x as many or more
     assert cells <= int(first.hfield_nrow[0]) <= cells + 2 and cells <= int(first.hfield_ncol[0]) <= cells + 2
@@ -79,3 +80,14 @@ def test_a_flat_task_renders_its_own_model(tmp_path, stub_renderer):
     recorder.capture()
     assert recorder.frames == 1
     recorder.close()
+
+
+def test_an_unknown_camera_is_one_error_naming_the_models_cameras(tmp_path, stub_renderer):
+    cfg = REGISTRY.get("cartpole").env_cfg()
+    cfg.num_envs = 1
+    env = ManagerBasedRLEnv(cfg)
+    with pytest.raises(video.CanterError, match=r"^--camera: the model has no camera named 'nosuch' \(its cameras: front\)$"):
+        video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, "nosuch")
+    assert stub_renderer == [] and not (tmp_path / "v.mp4").exists()  # refused before rendering or writing
+    video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, "front").close()
+    assert stub_renderer[-1].model is env.sim.model

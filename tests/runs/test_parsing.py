@@ -17,6 +17,7 @@ class _Flags:
     learning_rate: float = 1e-3
     nproc: int = 1
     backend: Literal["cpu", "warp"] = "cpu"
+    algo: Literal["ppo", "a2c", "ga3c"] | None = None
 
 
 @pytest.mark.parametrize(
@@ -26,7 +27,9 @@ class _Flags:
         (["--learning-rate", "abc"], "--learning-rate: invalid value 'abc' (expected a number)"),
         (["--nproc", "1.9"], "--nproc: invalid value '1.9' (expected an integer)"),
         (["--nosuch", "1"], "unrecognized options: --nosuch 1"),
-        (["--backend", "foo"], "invalid choice 'foo' for argument '--backend'"),
+        (["--backend", "foo"], "--backend: invalid choice 'foo' (expected one of: cpu, warp)"),
+        # an optional flag: its unset default None is no choice to offer; the choices come sorted
+        (["--algo", "foo"], "--algo: invalid choice 'foo' (expected one of: a2c, ga3c, ppo)"),
         (["--nproc"], "Missing value for argument '--nproc'"),
     ],
 )

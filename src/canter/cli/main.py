@@ -3,9 +3,10 @@
 Every verb and bench scenario is a dataclass of this tree (their modules import nothing heavy; each
 command's `run` imports what it needs), so `canter --help` is quick and every command shares one help
 style. Conventions: a task is the positional TASK wherever a command takes one; `--out` is always a
-directory; a training time budget is `--max-time SECONDS`; `--nproc` is an int. `canter train`
-and the bench scenarios that train (`bench train`, `bench scaling`, `bench gradsync`) pass
-`--env.*` / `--agent.*` overrides (and, for bench, the train flags) on to the task's configs.
+directory, made before the command starts (one that cannot be made or written fails at once, before
+any work); a training time budget is `--max-time SECONDS`; `--nproc` is an int. `canter train` and
+the bench scenarios that train (`bench train`, `bench scaling`, `bench gradsync`) pass `--env.*` /
+`--agent.*` overrides (and, for bench, the train flags) on to the task's configs.
 
 Errors a user can cause (unknown task, bad flag value, broken model, missing run) end in one line on
 stderr and exit code 2; anything unexpected in one line and exit code 1 (CANTER_DEBUG=1 shows the
@@ -94,7 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         hint = " (the task is the positional TASK, e.g. canter bench env ant)" if "--task" in bad else ""
         raise CanterError(f"unrecognized options: {' '.join(bad)}{hint}")
-    return command.run(rest)
+    out = getattr(command, "out", None)
+    if not (isinstance(out, str) and out):
+        return command.run(rest)
+    from pathlib import Path
+
+    from canter.runs.rundir import prepare_out_dir, remove_empty_out_dir
+
+    created = prepare_out_dir(Path(out))
+    try:
+        return command.run(rest)
+    except BaseException:
+        if created is not None:  # folders this call made and the command left empty go again
+            remove_empty_out_dir(Path(out), created)
+        raise
 
 
 def _choose_gl(command: Any) -> None:

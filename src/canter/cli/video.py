@@ -55,6 +55,11 @@ class VideoRecorder(_Recorder):
     software renderer, its shadow pass again, and a camera that follows the robot sees a few blocks."""
 
     def __init__(self, env: ManagerBasedRLEnv, path: str, width: int, height: int, camera: str | None):
+        if camera is not None and mujoco.mj_name2id(env.sim.model, mujoco.mjtObj.mjOBJ_CAMERA, camera) < 0:
+            from canter.sensors.camera_cfg import camera_listing
+
+            raise CanterError(f"--camera: the model has no camera named {camera!r} "
+                              f"(its cameras: {camera_listing(env.sim.model)})")
         self.env = env
         self.path = Path(path)
         self.fps = 1.0 / env.step_dt

@@ -127,4 +127,9 @@ def one_line(text: str) -> str:
         return "unrecognized options: " + message.split(":", 1)[1].strip().replace(",", "") + hint
     if message.startswith("For full helptext"):
         return title
+    choice = re.match(r"invalid choice (.*) for argument '(\S+)'\. Expected one of \((.*)\)", message)
+    if choice:  # tyro lists the choices in no fixed order, and an optional flag's 'None' (its unset default)
+        value, flag, listed = choice.groups()
+        choices = sorted({c.strip().strip("'") for c in listed.split(",")} - {"None", ""})
+        return f"{flag}: invalid choice {value} (expected one of: {', '.join(choices)})"
     return message

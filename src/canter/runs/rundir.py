@@ -97,6 +97,35 @@ def check_writable_file(path: Path) -> None:
         raise CanterError(f"cannot write {path}: permission denied")
 
 
+def prepare_out_dir(path: Path, flag: str = "--out") -> Path | None:
+    """Creates the output folder `path` before any work is done, so that one that cannot be written fails
+    at once with one CanterError, not after minutes of benchmark. Returns the outermost folder this call
+    created (None if `path` existed), for `remove_empty_out_dir`."""
+    if path.exists() and not path.is_dir():
+        raise CanterError(f"{flag} {path} is a file, not a directory")
+    missing = [folder for folder in (path, *path.parents) if not folder.exists()]
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            raise CanterError(f"disk full: cannot create {flag} {path}") from None
+        raise CanterError(f"cannot create {flag} {path}: {err.strerror or err}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CanterError(f"cannot write to {flag} {path}: permission denied")
+    return missing[-1] if missing else None
+
+
+def remove_empty_out_dir(path: Path, created: Path) -> None:
+    """Removes `path` and its parents up to `created` (prepare_out_dir's result) while they are empty."""
+    for folder in (path, *path.parents):
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+        if folder == created:
+            return
+
+
 def default_run_dir(task: str) -> Path:
     return Path("runs") / f"{task}-{time.strftime('%Y%m%d-%H%M%S')}"
 

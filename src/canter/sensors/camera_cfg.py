@@ -61,17 +61,19 @@ class CameraCfg:
             raise ConfigError(f"camera {self.name!r}: outputs repeat an entry: {self.outputs}")
 
 
+def camera_listing(model: mujoco.MjModel) -> str:
+    """The model's camera names, comma-separated (`#i` for an unnamed one; "none" without cameras)."""
+    names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, i) or f"#{i}" for i in range(model.ncam)]
+    return ", ".join(names) if names else "none"
+
+
 def camera_id(model: mujoco.MjModel, cfg: CameraCfg) -> int:
     """The model's id of the camera `cfg.name`; a ConfigError naming the model's cameras if absent,
     or if the camera is not a plain perspective camera (orthographic and sensor-intrinsics cameras
     are not supported)."""
     cam = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, cfg.name)
     if cam < 0:
-        names = [
-            mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, i) or f"#{i}" for i in range(model.ncam)
-        ]
-        listing = ", ".join(names) if names else "none"
-        raise ConfigError(f"camera: the model has no camera named {cfg.name!r} (its cameras: {listing})")
+        raise ConfigError(f"camera: the model has no camera named {cfg.name!r} (its cameras: {camera_listing(model)})")
     if int(model.cam_projection[cam]) != int(mujoco.mjtProjection.mjPROJ_PERSPECTIVE):
         raise ConfigError(f"camera {cfg.name!r}: only perspective cameras are supported")
     if float(model.cam_sensorsize[cam, 1]) != 0.0:
