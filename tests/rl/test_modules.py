@@ -65,6 +65,11 @@ def test_obs_groups_are_concatenated_in_order_and_critic_falls_back_to_actor_gro
     assert symmetric.critic[0].in_features == 2
     with pytest.raises(ConfigError, match=r"policy\.actor_obs_groups"):
         make_policy(small_cfg(actor_obs_groups=("camera",)))
+    # only the default group falls back: a critic group named on purpose must exist
+    with pytest.raises(ConfigError, match=r"^policy\.critic_obs_groups: env has no group 'nosuch' \(has \['critic', 'policy'\]\)$"):
+        make_policy(small_cfg(critic_obs_groups=("nosuch",)))
+    with pytest.raises(ConfigError, match=r"env has no group 'nosuch'"):
+        make_policy(small_cfg(critic_obs_groups=("critic", "nosuch")))
 
 
 def test_act_uses_only_the_given_generator_and_log_prob_entropy_are_consistent():

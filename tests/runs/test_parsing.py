@@ -63,3 +63,16 @@ def test_without_env_overrides_keeps_the_agent_options_and_their_values():
     tokens = ["--env.a.b", "-1", "1", "--agent.c", "-1e-3", "--env.d=2", "--agent.e.f=x", "--env.g", "--agent.h", "-.5", "3"]
     assert without_env_overrides(tokens) == ["--agent.c", "-1e-3", "--agent.e.f=x", "--agent.h", "-.5", "3"]
     assert without_env_overrides(["--env.a", "1"]) == [] and without_env_overrides([]) == []
+
+
+def test_the_overrides_that_stand_for_device_and_backend_count_unless_the_flags_are_given():
+    from canter.runs.args import TrainFlags, build_train_args
+
+    args = build_train_args("cartpole", TrainFlags(), ["--env.sim.backend", "warp", "--env.device", "cuda:1"])
+    assert (args.backend, args.env.sim.backend, args.device, args.env.device) == ("warp", "warp", "cuda:1", "cuda:1")
+    args = build_train_args("cartpole", TrainFlags(backend="cpu", device="cpu"), ["--env.sim.backend", "warp",
+                                                                                    "--env.device", "cuda:1"])
+    assert (args.backend, args.env.sim.backend, args.device, args.env.device) == ("cpu", "cpu", "cpu", "cpu")
+    args = build_train_args("cartpole", TrainFlags(), [])
+    assert (args.backend, args.env.sim.backend, args.device, args.env.device) == ("cpu", "cpu", "cpu", "cpu")
+    assert build_train_args("atari-pong", TrainFlags(), ["--env.device", "cuda:1"]).device == "cuda:1"

@@ -66,6 +66,9 @@ class CnnCfg(Validated):
         require_choice(self, "activation")
 
 
+DEFAULT_CRITIC_OBS_GROUPS = ("critic",)  # where an env has no such group, the critic reads the actor's
+
+
 @dataclass(kw_only=True)
 class PolicyCfg(Validated):
     """The actor-critic network.
@@ -78,8 +81,8 @@ class PolicyCfg(Validated):
         the actor MLP and another in front of the critic MLP.
     rnn_hidden_dim, rnn_num_layers: size of each recurrent memory (ignored when rnn_type is "none").
     actor_obs_groups: observation groups fed to the actor, concatenated in this order.
-    critic_obs_groups: observation groups fed to the critic; if the env has none of them the critic
-        sees the actor's groups (a symmetric actor-critic).
+    critic_obs_groups: observation groups fed to the critic; left at the default ("critic",) in an env
+        without a "critic" group, the critic sees the actor's groups (a symmetric actor-critic).
     normalize_obs: normalize every vector observation group with running mean/variance statistics
         (image groups are never normalized).
     image_obs_groups: the groups that are images (C, H, W) and go through a CNN encoder (cnn); every
@@ -98,7 +101,7 @@ class PolicyCfg(Validated):
     rnn_hidden_dim: int = 256
     rnn_num_layers: int = 1
     actor_obs_groups: tuple[str, ...] = ("policy",)
-    critic_obs_groups: tuple[str, ...] = ("critic",)
+    critic_obs_groups: tuple[str, ...] = DEFAULT_CRITIC_OBS_GROUPS
     normalize_obs: bool = False
     image_obs_groups: tuple[str, ...] = ()
     cnn: CnnCfg = dataclass_field(default_factory=CnnCfg)

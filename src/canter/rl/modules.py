@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from canter.core.errors import ConfigError
-from canter.rl.config import PolicyCfg
+from canter.rl.config import DEFAULT_CRITIC_OBS_GROUPS, PolicyCfg
 from canter.rl.distributed import update_normalizers
 from canter.rl.distributions import (
     categorical_entropy,
@@ -87,7 +87,8 @@ def build_mlp(
 def resolve_obs_groups(
     observation_shapes: Mapping[str, tuple[int, ...]], cfg: PolicyCfg
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(actor groups, critic groups) present in the env; the critic falls back to the actor's groups.
+    """(actor groups, critic groups) present in the env; a critic left at the default group ("critic")
+    in an env without one falls back to the actor's groups (groups named otherwise must all exist).
 
     Vector groups must be (dim,); the groups named in cfg.image_obs_groups must be images (C, H, W).
     """
@@ -105,12 +106,11 @@ def resolve_obs_groups(
         raise ConfigError(
             f"policy.actor_obs_groups: env has no group {missing[0]!r} (has {sorted(observation_shapes)})"
         )
-    present = [g for g in cfg.critic_obs_groups if g in observation_shapes]
-    if not present:
+    absent = [g for g in cfg.critic_obs_groups if g not in observation_shapes]
+    if absent and tuple(cfg.critic_obs_groups) == DEFAULT_CRITIC_OBS_GROUPS:
         return cfg.actor_obs_groups, cfg.actor_obs_groups
-    if len(present) != len(cfg.critic_obs_groups):
-        absent = next(g for g in cfg.critic_obs_groups if g not in observation_shapes)
-        raise ConfigError(f"policy.critic_obs_groups: env has no group {absent!r}")
+    if absent:
+        raise ConfigError(f"policy.critic_obs_groups: env has no group {absent[0]!r} (has {sorted(observation_shapes)})")
     return cfg.actor_obs_groups, cfg.critic_obs_groups
 
 

@@ -150,10 +150,11 @@ def apply_flags(args: TrainArgs, flags: TrainFlags) -> None:
     """The top-level flags override the config fields they stand for."""
     if flags.seed is not None:
         args.seed = flags.seed
-    if flags.device is not None:
-        args.device = flags.device
-    if flags.backend is not None:
-        args.backend = flags.backend
+    # --device and --backend win; without them the overrides that stand for them (--env.device,
+    # --env.sim.backend) choose, instead of being overwritten with the defaults below
+    args.device = flags.device if flags.device is not None else str(args.env.device)
+    sim = getattr(args.env, "sim", None)
+    args.backend = flags.backend if flags.backend is not None else sim.backend if sim is not None else "cpu"
     args.quiet = flags.quiet
     if flags.num_envs is not None:
         args.env.num_envs = flags.num_envs
