@@ -94,3 +94,58 @@ def test_bench_train_raw_every_refuses_what_it_cannot_measure():
         run_train_bench("cartpole", 1.0, ["--num-envs", "8"], raw_every=-1)
     with pytest.raises(ConfigError, match=r"--raw-every: needs the cpu backend.s mujoco\.batch\.Batch, not --backend warp"):
         run_train_bench("cartpole", 1.0, ["--num-envs", "8", "--backend", "warp"], raw_every=1)
+
+
+def test_bench_train_prints_its_tables(capsys):
+    from canter.cli.main import main
+
+    assert main(["bench", "train", "cartpole", "--num-envs", "32", "--max-time", "1", "--raw-every", "2"]) == 0
+    out = capsys.readouterr().out
+    for part in ("train cartpole: 32 envs on 1 process(es)", "total_fps", "where an iteration goes", "physics",
+                 "ms per gradient step", "raw mujoco.batch.Batch beside the training", "total_over_raw",
+                 "mean return at the end"):
+        assert part in out, part
+
+
+def _signal_at_call(monkeypatch, call: int, signum: int) -> None:
+    """The process sends itself `signum` as iteration number `call` (0-based) of the bench begins."""
+    import os
+
+    from canter.rl.runner import OnPolicyRunner
+
+    original, calls = OnPolicyRunner.run_iteration, []
+
+    def run_iteration(self, obs, logger=None, should_stop=None):
+        if len(calls) == call:
+            os.kill(os.getpid(), signum)
+        calls.append(call)
+        return original(self, obs, logger, should_stop)
+
+    monkeypatch.setattr(OnPolicyRunner, "run_iteration", run_iteration)
+
+
+def test_a_stop_signal_ends_bench_train_after_the_iteration_with_the_figures_so_far(monkeypatch, tmp_path, capfd):
+    import signal
+
+    from canter.core.errors import Interrupted
+    from tests.cli.test_train import _in_process
+
+    before = signal.getsignal(signal.SIGINT)
+    _signal_at_call(monkeypatch, 2, signal.SIGINT)
+    result = run_train_bench("cartpole", 600.0, ["--num-envs", "16"])  # only the signal ends it
+    assert result.stopped_by == "SIGINT" and result.iterations == 3  # the iteration under way finished
+    assert result.total_fps.median > 0 and TrainBenchResult.from_json(result.to_json()).stopped_by == "SIGINT"
+    assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
+    _signal_at_call(monkeypatch, 0, signal.SIGTERM)  # during the warm-up iteration: nothing to report
+    with pytest.raises(Interrupted) as stop:
+        run_train_bench("cartpole", 600.0, ["--num-envs", "16"])
+    assert stop.value.signum == signal.SIGTERM and str(stop.value) == "interrupted by SIGTERM"
+    # the command: the report is written, then exit 128 + the signal
+    _signal_at_call(monkeypatch, 2, signal.SIGTERM)
+    done = _in_process(capfd, "bench", "train", "cartpole", "--num-envs", "16", "--max-time", "600", "--out", str(tmp_path))
+    assert done.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM after 3 iterations" in done.stderr
+    report = json.loads((tmp_path / "train.json").read_text())
+    assert report["stopped_by"] == "SIGTERM" and report["iterations"] == 3
+    _signal_at_call(monkeypatch, 0, signal.SIGTERM)
+    done = _in_process(capfd, "bench", "train", "cartpole", "--num-envs", "16", "--max-time", "600")
+    assert done.returncode == 128 + signal.SIGTERM and done.stderr.strip().endswith("canter: interrupted by SIGTERM")

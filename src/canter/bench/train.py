@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import statistics
 import tempfile
 import time
@@ -32,7 +33,7 @@ import torch
 from canter.bench.env import StateRecorder, replay_seconds
 from canter.bench.report import Spread, flat_json, machine_info
 from canter.core import profiling
-from canter.core.errors import ConfigError
+from canter.core.errors import ConfigError, Interrupted
 from canter.rl import distributed
 from canter.rl.runner import OnPolicyRunner
 from canter.runs.args import cpu_physics, init_rank, make_rank_env, parse_train_args, task_expert
@@ -85,6 +86,7 @@ class TrainBenchResult:
     raw_windows: list[dict[str, float]] = field(default_factory=list)
     machine: dict[str, object] = field(default_factory=dict)
     master_port: int | None = None  # the port the ranks met on (launched runs)
+    stopped_by: str | None = None  # a stop signal (e.g. "SIGINT") that ended the run before its budget
 
     def to_json(self) -> dict[str, Any]:
         return {k: v for k, v in flat_json(self).items()
@@ -142,26 +144,32 @@ def run_train_bench(
         def time_is_up() -> bool:  # asked before the row is appended: at least two rows in all
             return time.perf_counter() - start - paused[0] >= seconds and len(rows) >= 1
 
-        while not (rows and rows[-1]["stop"]):
-            recorder = None  # the warm-up iteration (0) is no window's; then a burst after iterations K, 2K, ...
-            if raw_sim is not None and len(rows) >= 1 and len(rows) % raw_every == 0:
-                recorder = StateRecorder(raw_sim)
-            with recorder or contextlib.nullcontext():
-                obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
-            runner.iteration += 1
-            stats = {**stats, **{f"phase/{k}": v for k, v in profiling.take_timing().items()}}
-            rows.append(stats)
-            if recorder is not None:
-                paused_from = time.perf_counter()
-                raw_seconds = replay_seconds(recorder.sim, recorder.states, recorder.nsteps)
-                windows.append(_raw_window(rows[-raw_every:], raw_seconds, steps_per_iteration))
-                paused[0] += time.perf_counter() - paused_from
-            if progress is not None and info.is_main:
-                progress(time.perf_counter() - start - paused[0], stats)
+        # Ctrl-C, SIGTERM or SIGHUP end the run after the iteration under way; the figures then cover
+        # the iterations done (a second Ctrl-C raises KeyboardInterrupt at once)
+        with runner.stop_signals():
+            while not (rows and rows[-1]["stop"]):
+                recorder = None  # the warm-up iteration (0) is no window's; then a burst after iterations K, 2K, ...
+                if raw_sim is not None and len(rows) >= 1 and len(rows) % raw_every == 0:
+                    recorder = StateRecorder(raw_sim)
+                with recorder or contextlib.nullcontext():
+                    obs, stats = runner.run_iteration(obs, None, should_stop=time_is_up)
+                runner.iteration += 1
+                stats = {**stats, **{f"phase/{k}": v for k, v in profiling.take_timing().items()}}
+                rows.append(stats)
+                if recorder is not None:
+                    paused_from = time.perf_counter()
+                    raw_seconds = replay_seconds(recorder.sim, recorder.states, recorder.nsteps)
+                    windows.append(_raw_window(rows[-raw_every:], raw_seconds, steps_per_iteration))
+                    paused[0] += time.perf_counter() - paused_from
+                if progress is not None and info.is_main:
+                    progress(time.perf_counter() - start - paused[0], stats)
         wall = time.perf_counter() - start - paused[0]
         profiling.stop_timing()
+        stop_signal = int(rows[-1]["stop_signal"])
+        if stop_signal and len(rows) < 2:  # the first iteration is warm-up: nothing measured yet
+            raise Interrupted(stop_signal)
         trace = None
-        if profile_dir is not None:
+        if profile_dir is not None and not stop_signal:
             trace = _profile_iteration(runner, obs, Path(profile_dir) / f"trace_rank{info.rank}.json")
     measured = rows[1:]
     phases = {name: statistics.median(row[f"phase/{name}"] for row in measured) for name in profiling.PHASES}
@@ -178,7 +186,7 @@ def run_train_bench(
         cores_per_process=distributed.cores_per_process(), sim_threads_per_process=sim_threads,
         rollout_torch_threads=runner.rollout_threads, learn_torch_threads=runner.learn_threads,
         model_path=getattr(args.env, "model_path", None) or f"ale-py:{getattr(args.env, 'game', '')}", algo=args.agent.algo.algo, num_steps_per_env=args.agent.algo.num_steps_per_env,
-        iterations=len(rows), wall_time_s=wall,
+        iterations=len(rows), wall_time_s=wall, stopped_by=signal.Signals(stop_signal).name if stop_signal else None,
         env_steps=len(rows) * env.num_envs * info.world_size * args.agent.algo.num_steps_per_env,
         mean_return=rows[-1]["mean_return"], step_fps=Spread.of([row["step_fps"] for row in measured]),
         step_inference_fps=Spread.of([row["step_inference_fps"] for row in measured]),

@@ -24,7 +24,7 @@ from canter.cli.bench import SCENARIOS, BenchCmd
 from canter.cli.export_cmd import DeployCmd, ExportArgs
 from canter.cli.list_cmd import ListArgs
 from canter.cli.train_cmd import EvalArgs, PlayArgs, TrainCmd
-from canter.core.errors import CanterError
+from canter.core.errors import CanterError, Interrupted
 from canter.core.heap import heap_mode
 from canter.runs.parsing import stray_options
 
@@ -149,6 +149,9 @@ def entrypoint(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print(f"canter: {prefix}interrupted", file=sys.stderr)
         code = 130
+    except Interrupted as stop:  # stopped by a signal with nothing to report (e.g. a bench's launched ranks)
+        print(f"canter: {prefix}{stop}", file=sys.stderr)
+        code = 128 + stop.signum
     except Exception as err:  # one line, not a traceback, unless asked for
         if os.environ.get("CANTER_DEBUG"):
             raise

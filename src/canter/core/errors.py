@@ -9,3 +9,14 @@ class CanterError(Exception):
 
 class ConfigError(CanterError):
     """A config field holds a value that cannot work; the message names the field."""
+
+
+class Interrupted(Exception):
+    """Work stopped by a signal (Ctrl-C, SIGTERM) before it had anything to report; the CLI says so in one
+    line and exits with 128 + the signal's number."""
+
+    def __init__(self, signum: int):
+        import signal
+
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")
+        self.signum = signum

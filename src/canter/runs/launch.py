@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterator
 
 from canter.core.device import available_cores
-from canter.core.errors import CanterError
+from canter.core.errors import CanterError, Interrupted
 from canter.rl.distributed import CORES_VARIABLE
 
 # exit code of a rank that stopped because another rank failed (see canter.cli.main.entrypoint)
@@ -28,12 +28,8 @@ PEER_FAILURE_EXIT = 3
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-class LaunchInterrupted(Exception):
+class LaunchInterrupted(Interrupted):
     """The ranks were stopped by a signal (Ctrl-C reached them, or this process forwarded SIGTERM)."""
-
-    def __init__(self, signum: int):
-        super().__init__(f"interrupted by {signal.Signals(signum).name}")
-        self.signum = signum
 
 
 def interrupt_signal(failures: dict) -> int | None:
@@ -70,14 +66,18 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @contextlib.contextmanager
 def _quiet_torchrun() -> Iterator[None]:
-    """torchrun's agent logs every signal it sends; we report failures ourselves."""
-    logger = logging.getLogger("torch.distributed")
-    previous = logger.level
-    logger.setLevel(logging.CRITICAL)
+    """torchrun's agent logs every signal it sends; we report failures ourselves. Its modules' loggers
+    carry levels of their own (torch's elastic logging sets them), so each is quieted, not only the parent."""
+    names = ["torch.distributed", *(name for name in logging.root.manager.loggerDict
+                                    if name.startswith("torch.distributed."))]
+    previous = {name: logging.getLogger(name).level for name in names}
+    for name in names:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        logger.setLevel(previous)
+        for name, level in previous.items():
+            logging.getLogger(name).setLevel(level)
 
 
 def torchrun_argv(module: str, module_argv: list[str], nproc: int, port: int, log_dir: str) -> list[str]:

@@ -41,6 +41,7 @@ class TrainBenchArgs:
 
 def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
     from rich.console import Console
+    from rich.table import Table
 
     from canter.bench.train import run_train_bench, run_train_bench_launched
     from canter.rl.distributed import launched_world_size
@@ -68,8 +69,15 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
                                  Path(args.profile_dir) if args.profile_dir else None, raw_every=args.raw_every)
         if is_other_rank():
             return 0
+    code = 0
+    if result.stopped_by is not None:  # the figures are kept: they cover the iterations done
+        import signal
+
+        code = 128 + int(signal.Signals[result.stopped_by])
+        console.print(f"[yellow]stopped by {result.stopped_by} after {result.iterations} iterations "
+                      f"({result.wall_time_s:.0f} s of the {args.max_time:.0f} s budget); the figures cover them[/yellow]")
     if emit(result.to_json(), args.out, "train.json", args.json):
-        return 0
+        return code
     Console().print(_spread_table(
         f"train {args.task}: {result.num_envs} envs on {result.nproc} process(es), {result.iterations} iterations in "
         f"{result.wall_time_s:.0f} s",
@@ -94,7 +102,7 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
             [("raw_env_states_fps", result.raw_env_states_fps, ",.0f"), ("total_over_raw", result.total_over_raw, ".3f"),
              ("physics_over_raw", result.physics_over_raw, ".3f")]))
     print(f"mean return at the end: {result.mean_return:.3f}  commit {result.machine.get('commit')}")
-    return 0
+    return code
 
 
 def _spread_table(title: str, figures: list[tuple[str, Spread, str]]) -> Table:
