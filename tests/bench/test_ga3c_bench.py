@@ -89,3 +89,32 @@ def test_thread_activity_weights_periods_by_their_length_after_the_first():
     assert thread_activity(periods) == pytest.approx({"agent_env": (1.0 + 3 * 2.0) / 4, "agent_wait_prediction": 0.25})
     assert thread_activity(periods[:1]) == {} and thread_activity([]) == {}
     assert thread_activity([{"wall_time_s": 1.0}, {"wall_time_s": 2.0}]) == {}  # periods from before the accounting
+
+
+def test_a_stop_signal_ends_the_side_under_way_and_keeps_what_ran(tmp_path, monkeypatch, capfd):
+    import os
+    import signal
+
+    from canter.bench.ga3c import run_a2c_and_ga3c
+    from tests.bench.test_train_bench import _signal_at_call
+    from tests.cli.test_train import _in_process
+
+    lines: list[str] = []
+
+    def log(line: str) -> None:  # Ctrl-C as GA3C reports its second period: A2C does not start
+        lines.append(line)
+        if len(lines) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    result = run_a2c_and_ga3c("cartpole", FAST, 600.0, 2, log=log)  # only the signal ends it
+    assert result["stopped_by"] == result["ga3c"]["stopped_by"] == "SIGINT"
+    assert len(result["ga3c"]["periods"]) >= 2 and result["a2c"]["iterations"] == []
+    assert result["summary"]["ga3c_pps"] > 0 and math.isnan(result["summary"]["a2c_pps"])
+    # SIGTERM in A2C's third iteration: GA3C's side whole, A2C's three iterations, exit 128 + 15
+    _signal_at_call(monkeypatch, 2, signal.SIGTERM)
+    done = _in_process(capfd, "bench", "ga3c", "cartpole", "--minutes", "0.02", "--num-agents", "2", "--out",
+                       str(tmp_path), *FAST)
+    assert done.returncode == 128 + signal.SIGTERM and "stopped by SIGTERM" in done.stderr
+    report = json.loads((tmp_path / "ga3c.json").read_text())
+    assert report["stopped_by"] == report["a2c"]["stopped_by"] == "SIGTERM" and report["ga3c"]["stopped_by"] is None
+    assert len(report["a2c"]["iterations"]) == 3 and (tmp_path / "ga3c.png").stat().st_size > 0

@@ -12,19 +12,20 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import signal
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from canter.core.errors import ConfigError
+from canter.core.errors import ConfigError, Interrupted
 
 
 def run_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
              log: Any = None) -> dict[str, Any]:
     """GA3C on `task` for `seconds`; its period statistics as dicts."""
     from canter.runs.args import parse_train_args
-    from canter.runs.ga3c import build_ga3c
+    from canter.runs.ga3c import build_ga3c, stop_on_signals
 
     args = parse_train_args(task, [*train_argv, "--quiet"])
     args.agent.algo.ga3c.num_agents = num_agents
@@ -34,11 +35,13 @@ def run_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, 
     runner = build_ga3c(args, on_period=(
         lambda s: log(f"ga3c {s.wall_time_s:6.0f} s  return {s.mean_return:8.2f}  PPS {s.pps:8.0f}  TPS {s.tps:6.2f}  "
                       f"lag {s.policy_lag:5.2f}  predictors {s.predictors} trainers {s.trainers}")) if log else None)
-    history = runner.learn(seconds)
+    with stop_on_signals(runner) as received:  # Ctrl-C or SIGTERM: learn returns within a fraction of a second
+        history = runner.learn(seconds)
     for env in runner.envs:
         env.close()
     return {"periods": [dataclasses.asdict(s) for s in history], "num_agents": num_agents,
-            "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env}
+            "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env,
+            "stopped_by": received[0].name if received else None}
 
 
 def run_sync_a2c(task: str, train_argv: list[str], seconds: float, log: Any = None) -> dict[str, Any]:
@@ -55,18 +58,21 @@ def run_sync_a2c(task: str, train_argv: list[str], seconds: float, log: Any = No
         runner.algorithm.train_mode()
         start = time.perf_counter()
         next_log = 0.0
-        while time.perf_counter() - start < seconds:
-            obs, stats = runner.run_iteration(obs, None)
-            runner.iteration += 1
-            elapsed = time.perf_counter() - start
-            rows.append({"wall_time_s": elapsed, "mean_return": stats["mean_return"], "episodes": stats["episodes"],
-                         "iteration_time_s": stats["iteration_time_s"], "total_fps": stats["total_fps"]})
-            if log and elapsed >= next_log:
-                log(f"a2c  {elapsed:6.0f} s  return {stats['mean_return']:8.2f}  PPS {stats['total_fps']:8.0f}  "
-                    f"TPS {1.0 / stats['iteration_time_s']:6.2f}")
-                next_log = elapsed + 10.0
+        with runner.stop_signals():  # Ctrl-C or SIGTERM: stop after the iteration under way
+            while time.perf_counter() - start < seconds and runner.received_signal is None:
+                obs, stats = runner.run_iteration(obs, None)
+                runner.iteration += 1
+                elapsed = time.perf_counter() - start
+                rows.append({"wall_time_s": elapsed, "mean_return": stats["mean_return"], "episodes": stats["episodes"],
+                             "iteration_time_s": stats["iteration_time_s"], "total_fps": stats["total_fps"]})
+                if log and elapsed >= next_log:
+                    log(f"a2c  {elapsed:6.0f} s  return {stats['mean_return']:8.2f}  PPS {stats['total_fps']:8.0f}  "
+                        f"TPS {1.0 / stats['iteration_time_s']:6.2f}")
+                    next_log = elapsed + 10.0
+            stopped = runner.received_signal
     env.close()
-    return {"iterations": rows, "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env}
+    return {"iterations": rows, "num_envs": args.env.num_envs, "num_steps_per_env": args.agent.algo.num_steps_per_env,
+            "stopped_by": stopped.name if stopped is not None else None}
 
 
 def summarize(ga3c: dict[str, Any], a2c: dict[str, Any]) -> dict[str, Any]:
@@ -225,8 +231,14 @@ def fixed_rate_argv(task: str, train_argv: list[str]) -> list[str]:
 
 def run_a2c_and_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
                      a2c: bool = True, log: Any = None) -> dict[str, Any]:
-    """GA3C then (if `a2c`) synchronous A2C, each for `seconds`; both results and their summary."""
+    """GA3C then (if `a2c`) synchronous A2C, each for `seconds`; both results and their summary. A stop
+    signal ends the side under way (A2C does not start after a stopped GA3C); "stopped_by" names it,
+    and the figures cover what ran. Interrupted where GA3C had not finished one period."""
     train_argv = fixed_rate_argv(task, train_argv)
     ga3c = run_ga3c(task, train_argv, seconds, num_agents, dynamic, log)
-    sync = run_sync_a2c(task, train_argv, seconds, log) if a2c else {"iterations": []}
-    return {"task": task, "seconds": seconds, "ga3c": ga3c, "a2c": sync, "summary": summarize(ga3c, sync)}
+    if ga3c["stopped_by"] is not None and not ga3c["periods"]:
+        raise Interrupted(int(signal.Signals[ga3c["stopped_by"]]))
+    run_a2c = a2c and ga3c["stopped_by"] is None
+    sync = run_sync_a2c(task, train_argv, seconds, log) if run_a2c else {"iterations": [], "stopped_by": None}
+    return {"task": task, "seconds": seconds, "ga3c": ga3c, "a2c": sync, "summary": summarize(ga3c, sync),
+            "stopped_by": ga3c["stopped_by"] or sync["stopped_by"]}

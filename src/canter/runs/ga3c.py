@@ -141,7 +141,7 @@ def load(runner: Ga3cRunner, path: Path, meta: dict[str, Any]) -> None:
 
 
 @contextmanager
-def _stop_on_signals(runner: Ga3cRunner) -> Iterator[list[signal.Signals]]:
+def stop_on_signals(runner: Ga3cRunner) -> Iterator[list[signal.Signals]]:
     """Within: a stop signal sets runner.interrupt (learn returns, the checkpoint is saved); a
     second SIGINT raises KeyboardInterrupt. Yields the list the received signal is appended to."""
     from canter.rl.runner import STOP_SIGNALS
@@ -209,7 +209,7 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
 
         runner.on_period = on_period
         seconds = args.agent.max_time_s if args.agent.max_time_s is not None else math.inf
-        with _stop_on_signals(runner) as received:
+        with stop_on_signals(runner) as received:
             if runner.env_steps < budget:
                 runner.learn(seconds, max_env_steps=budget)
             save(runner, checkpoint, meta, rollout)

@@ -41,13 +41,19 @@ class Ga3cArgs:
 
         result = run_a2c_and_ga3c(self.task, train_argv, self.minutes * 60.0, self.num_agents, self.dynamic,
                                   self.a2c, log)
+        code = 0
+        if result["stopped_by"] is not None:  # what ran is kept
+            import signal
+
+            code = 128 + int(signal.Signals[result["stopped_by"]])
+            console.print(f"[yellow]stopped by {result['stopped_by']}: the figures cover what ran[/yellow]")
         if self.out is not None:
             Path(self.out).mkdir(parents=True, exist_ok=True)
             (Path(self.out) / "ga3c.json").write_text(json.dumps(result, indent=2))
             plot(result["ga3c"], result["a2c"], self.task, Path(self.out) / "ga3c.png", result["seconds"])
         if self.json:
             print(json.dumps(result, indent=2))
-            return 0
+            return code
         summary = result["summary"]
         console = Console()
         for side in ("ga3c", "a2c"):
@@ -59,4 +65,4 @@ class Ga3cArgs:
         if summary["ga3c_threads"]:
             console.print("GA3C threads busy (average count): " + ", ".join(
                 f"{name} {value:.2f}" for name, value in summary["ga3c_threads"].items()))
-        return 0
+        return code
