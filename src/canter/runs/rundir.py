@@ -97,6 +97,16 @@ def check_writable_file(path: Path) -> None:
         raise CanterError(f"cannot write {path}: permission denied")
 
 
+def make_folder(path: Path, what: str) -> None:
+    """Creates the folder `path` with its parents; a failure is one CanterError naming `what`."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno == errno.ENOSPC:
+            raise CanterError(f"disk full: cannot create {what}") from None
+        raise CanterError(f"cannot create {what}: {err.strerror or err}") from None
+
+
 def prepare_out_dir(path: Path, flag: str = "--out") -> Path | None:
     """Creates the output folder `path` before any work is done, so that one that cannot be written fails
     at once with one CanterError, not after minutes of benchmark. Returns the outermost folder this call
@@ -104,12 +114,7 @@ def prepare_out_dir(path: Path, flag: str = "--out") -> Path | None:
     if path.exists() and not path.is_dir():
         raise CanterError(f"{flag} {path} is a file, not a directory")
     missing = [folder for folder in (path, *path.parents) if not folder.exists()]
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        if err.errno == errno.ENOSPC:
-            raise CanterError(f"disk full: cannot create {flag} {path}") from None
-        raise CanterError(f"cannot create {flag} {path}: {err.strerror or err}") from None
+    make_folder(path, f"{flag} {path}")
     if not os.access(path, os.W_OK | os.X_OK):
         raise CanterError(f"cannot write to {flag} {path}: permission denied")
     return missing[-1] if missing else None
@@ -140,12 +145,7 @@ def check_new_run_dir(path: Path) -> None:
 
 def make_run_dir(path: Path) -> Path:
     check_new_run_dir(path)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        if err.errno == errno.ENOSPC:
-            raise CanterError(f"disk full: cannot create {path}") from None
-        raise CanterError(f"cannot create run directory {path}: {err.strerror or err}") from None
+    make_folder(path, f"run directory {path}")
     return path
 
 
