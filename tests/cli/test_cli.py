@@ -126,3 +126,25 @@ def test_out_folders_made_for_a_command_that_fails_are_removed_and_existing_ones
     (out / "earlier.json").write_text("{}")
     _one_error_line(_in_process(capfd, "bench", "train", "nope", "--out", str(out)))
     assert (out / "earlier.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("bench", "qp", "--iterations", "-1"), "bench qp: --iterations and --threads must be >= 0 (0: chosen), got -1, 0"),
+        (("bench", "qp", "--threads", "-1"), "bench qp: --iterations and --threads must be >= 0 (0: chosen), got 0, -1"),
+        (("bench", "latency", "--gru-hidden-dim", "0"), "--gru-hidden-dim: must be >= 1, got 0"),
+        (("bench", "scaling", "cartpole", "--sample-interval", "0"), "--sample-interval: must be > 0 seconds, got 0"),
+        (("bench", "train", "cartpole", "--cores-per-process", "0"), "--cores-per-process: must be >= 1, got 0"),
+        (("bench", "sb3", "--minutes", "0"), "--minutes: must be > 0, got 0"),
+        (("bench", "sb3", "--sb3-envs", "0"), "--sb3-envs: must be >= 1, got 0"),
+    ],
+)
+def test_numbers_out_of_range_are_one_line_before_any_work(args, message, capfd):
+    assert _one_error_line(_in_process(capfd, *args)) == f"canter: error: {message}"
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--steps", "0"), ("--width", "-1"), ("--height", "0")])
+def test_play_refuses_sizes_below_one(dog_rough_run, flag, value, capfd):
+    line = _one_error_line(_in_process(capfd, "play", str(dog_rough_run), flag, value))
+    assert line == f"canter: error: {flag}: must be >= 1, got {value}"

@@ -55,6 +55,8 @@ class LatencyCfg:
             raise ConfigError(f"--iterations must be >= --rounds >= 1, got {self.iterations}, {self.rounds}")
         if self.warmup < 0:
             raise ConfigError(f"--warmup: must be >= 0, got {self.warmup}")
+        if self.gru_hidden_dim < 1:
+            raise ConfigError(f"--gru-hidden-dim: must be >= 1, got {self.gru_hidden_dim}")
 
 
 Call = Callable[[], Any]

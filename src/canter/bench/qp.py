@@ -215,6 +215,8 @@ class QpBenchResult:
 def run_qp_bench(cfg: QpBenchCfg, log: Callable[[str], None] = lambda _: None) -> QpBenchResult:
     if cfg.batch < 1 or cfg.repeats < 1 or cfg.target_kkt <= 0:
         raise ConfigError("bench qp: batch and repeats must be >= 1 and target_kkt > 0")
+    if cfg.iterations < 0 or cfg.threads < 0:
+        raise ConfigError(f"bench qp: --iterations and --threads must be >= 0 (0: chosen), got {cfg.iterations}, {cfg.threads}")
     if cfg.method not in ITERATION_LADDER:
         raise ConfigError(f"bench qp: method must be ipm or admm, got {cfg.method!r}")
     if cfg.dtype not in ("float64", "float32"):

@@ -96,6 +96,8 @@ def run_scaling(
     the cores of one — as K GPUs are K times one GPU.
     """
     cores_per_process = cores_per_process or max(1, available_cores() // max(nprocs))
+    if not sample_interval > 0:
+        raise ConfigError(f"--sample-interval: must be > 0 seconds, got {sample_interval:g}")
     if mode not in ("strong", "weak"):
         raise ConfigError(f"mode: {mode!r} is not one of 'strong', 'weak'")
     if num_envs < 1:

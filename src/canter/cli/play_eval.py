@@ -188,6 +188,9 @@ def play_main(args: PlayArgs) -> int:
     from canter.cli.terrain_report import check_terrain_flags, pin_terrain
 
     check_terrain_flags(args.terrain_level, args.sub_terrain)
+    for flag, value in (("--steps", args.steps), ("--width", args.width), ("--height", args.height)):
+        if value is not None and value < 1:
+            raise CanterError(f"{flag}: must be >= 1, got {value}")
     if args.strip and not args.video:
         raise CanterError("--strip: needs --video (the strip is made of the video's frames)")
     if args.video:

@@ -34,7 +34,14 @@ def sb3_main(args: Sb3Args, train_argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     from canter.bench.sb3 import plot_compare, run_sb3_compare
+    from canter.core.errors import CanterError
 
+    if not args.minutes > 0:
+        raise CanterError(f"--minutes: must be > 0, got {args.minutes:g}")
+    for flag, value in (("--canter-envs", args.canter_envs), ("--sb3-envs", args.sb3_envs),
+                        ("--eval-episodes", args.eval_episodes)):
+        if value < 1:
+            raise CanterError(f"{flag}: must be >= 1, got {value}")
     console = Console(stderr=True)
     result = run_sb3_compare(args.minutes, args.canter_envs, args.sb3_envs, args.seed, args.eval_episodes,
                              log=lambda m: console.print(f"[dim]{m}[/dim]"), sb3=args.sb3,

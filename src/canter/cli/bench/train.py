@@ -48,6 +48,8 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
 
     if args.nproc < 1:
         raise CanterError(f"--nproc: must be >= 1, got {args.nproc}")
+    if args.cores_per_process is not None and args.cores_per_process < 1:
+        raise CanterError(f"--cores-per-process: must be >= 1, got {args.cores_per_process}")
     console = Console(stderr=True)
     if args.nproc > 1:
         if args.raw_every:
