@@ -148,3 +148,22 @@ def test_numbers_out_of_range_are_one_line_before_any_work(args, message, capfd)
 def test_play_refuses_sizes_below_one(dog_rough_run, flag, value, capfd):
     line = _one_error_line(_in_process(capfd, "play", str(dog_rough_run), flag, value))
     assert line == f"canter: error: {flag}: must be >= 1, got {value}"
+
+
+def test_a_bench_report_is_written_whole_or_named_in_one_line(tmp_path, monkeypatch):
+    import errno
+
+    from canter.cli.bench.output import write_report
+    from canter.core.errors import CanterError
+    from canter.runs import rundir
+
+    path = write_report(tmp_path / "new" / "r.json", {"fps": 1.5})
+    assert json.loads(path.read_text()) == {"fps": 1.5}
+
+    def full_disk(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rundir.os, "replace", full_disk)
+    with pytest.raises(CanterError, match=r"^disk full: cannot write .*r\.json$"):
+        write_report(path, {"fps": 2.5})
+    assert json.loads(path.read_text()) == {"fps": 1.5} and sorted(p.name for p in path.parent.iterdir()) == ["r.json"]

@@ -99,8 +99,9 @@ def deploy_main(args: DeployCmd) -> int:
         console.print(f"[yellow]note: the policy was trained at {runtime.metadata.control_frequency_hz:g} Hz[/yellow]")
     result = run_realtime(runtime, task, cfg, lambda k, n: console.print(f"[dim]{k}/{n} ticks[/dim]"))
     if args.out:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
-        (Path(args.out) / "deploy.json").write_text(json.dumps(result, indent=2))
+        from canter.cli.bench.output import write_report
+
+        write_report(Path(args.out) / "deploy.json", result)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
+from canter.cli.bench.output import write_report
 from canter.cli.flags import OptionalTask
 
 if TYPE_CHECKING:
@@ -93,8 +94,7 @@ def camera_main(args: CameraArgs) -> int:
         console.print(f"[yellow]{result.renderer_error}[/yellow]")
     if args.out is not None:
         path = result_path(args.out)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+        write_report(path, result.to_dict())
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

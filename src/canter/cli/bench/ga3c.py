@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from canter.cli.bench.output import write_report
 from canter.cli.flags import Task
 
 
@@ -48,8 +49,7 @@ class Ga3cArgs:
             code = 128 + int(signal.Signals[result["stopped_by"]])
             console.print(f"[yellow]stopped by {result['stopped_by']}: the figures cover what ran[/yellow]")
         if self.out is not None:
-            Path(self.out).mkdir(parents=True, exist_ok=True)
-            (Path(self.out) / "ga3c.json").write_text(json.dumps(result, indent=2))
+            write_report(Path(self.out) / "ga3c.json", result)
             plot(result["ga3c"], result["a2c"], self.task, Path(self.out) / "ga3c.png", result["seconds"])
         if self.json:
             print(json.dumps(result, indent=2))

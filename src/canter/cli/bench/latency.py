@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from canter.cli.bench.output import write_report
 from canter.cli.flags import Task
 
 
@@ -37,7 +38,7 @@ def latency_main(args: LatencyArgs) -> int:
     result = run_latency_bench(cfg, progress=lambda m: console.print(f"[dim]{m}[/dim]"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "latency.json").write_text(json.dumps(result.to_json(), indent=2))
+    write_report(out / "latency.json", result.to_json())
     (out / "latency.md").write_text(markdown_table(result))
     plot_latency(result, out / "latency.png")
     if args.json:

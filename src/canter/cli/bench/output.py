@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+
+def write_report(path: Path, result: dict) -> Path:
+    """Writes `result` as indented JSON at `path` (its folder made), whole or not at all; a failure (a
+    full disk) is one CanterError naming the file, not an internal error or a cut-off report."""
+    import json
+
+    from canter.runs.rundir import make_folder, write_text_atomic
+
+    make_folder(path.parent, str(path.parent))
+    write_text_atomic(path, json.dumps(result, indent=2) + "\n")
+    return path
+
 
 def emit(result: dict, out: str | None, filename: str, as_json: bool) -> bool:
     """Writes `OUT/filename` when --out is given, else prints the JSON with --json; True when one of
     them was done (the scenario then prints no table)."""
     import json
-    from pathlib import Path
 
     if out is not None:
-        Path(out).mkdir(parents=True, exist_ok=True)
-        (Path(out) / filename).write_text(json.dumps(result, indent=2))
+        write_report(Path(out) / filename, result)
         return True
     if as_json:
         print(json.dumps(result, indent=2))

@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from canter.cli.bench.output import write_report
+
 
 @dataclass(kw_only=True)
 class QpArgs:
@@ -37,8 +39,7 @@ def qp_main(args: QpArgs) -> int:
     result = run_qp_bench(cfg, log=lambda m: console.print(f"[dim]{m}[/dim]")).to_json()
     if args.out:
         stem = Path(args.out) / f"qp_{args.batch}"
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
+        write_report(stem.with_suffix(".json"), result)
         plot_qp(result, stem.with_suffix(".png"))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from canter.cli.bench.output import write_report
+
 
 @dataclass(kw_only=True)
 class Sb3Args:
@@ -49,7 +51,7 @@ def sb3_main(args: Sb3Args, train_argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = out / f"sb3_{args.minutes:g}min"
-    stem.with_suffix(".json").write_text(json.dumps(result, indent=2))
+    write_report(stem.with_suffix(".json"), result)
     plot_compare(result, stem.with_suffix(".png"))
     if args.json:
         print(json.dumps(result, indent=2))

@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from canter.cli.bench.output import write_report
+
 
 @dataclass(kw_only=True)
 class StonesArgs:
@@ -47,7 +49,7 @@ def stones_main(args: StonesArgs) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = stones_markdown(result)
-    (out / "stones.json").write_text(json.dumps(result.to_json(), indent=2))
+    write_report(out / "stones.json", result.to_json())
     (out / "stones.md").write_text(table + "\n")
     plot_stones(result, out / "stones.png")
     if args.json:
@@ -68,7 +70,7 @@ def stones_cost_main(args: StonesCostArgs) -> int:
     result = measure_cost(args.num_envs, args.steps, log=lambda m: console.print(f"[dim]{m}[/dim]"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "stones_cost.json").write_text(json.dumps(result.to_json(), indent=2))
+    write_report(out / "stones_cost.json", result.to_json())
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0
