@@ -97,3 +97,18 @@ def test_a_generator_makes_evaluation_sample_the_policy():
     # arm 1 on 30 % of 4,000 draws: the standard error is sqrt(0.21 / 4000) = 0.0072; 4 of them
     assert abs(sampled[0]["mean_return"] - 0.3) < 0.029
     assert sampled[0] == sampled[1] and sampled[0]["mean_return"] != sampled[2]["mean_return"]
+
+
+def test_progress_is_told_the_counted_episodes_and_the_steps(monkeypatch):
+    from canter.cli import play_eval
+
+    monkeypatch.setattr(play_eval, "PROGRESS_EVERY_S", 0.0)  # every step
+    env = TwoSpeedEnv(4)
+    runner = SimpleNamespace(env=env, algorithm=SimpleNamespace(policy=ZeroPolicy()), rollout_threads=1)
+    told: list[tuple[int, int, int]] = []
+    evaluate(runner, episodes=6, progress=lambda *a: told.append(a))  # type: ignore[arg-type]
+    # 2 episodes per env: env 0's by step 4 (it keeps running, uncounted), the others' at steps 10 and 20
+    counted = [c for c, _, _ in told[:-1]]
+    assert [s for _, _, s in told[:-1]] == list(range(1, 21)) and told[-1] == (8, 8, 20)
+    assert counted[1] == 1 and counted[3] == 2 and counted[9] == 5 and counted[19] == 8
+    assert counted == sorted(counted) and {t for _, t, _ in told} == {8}

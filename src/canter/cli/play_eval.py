@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +19,8 @@ from canter.core.errors import CanterError
 from canter.runs.load import load_run
 from canter.runs.rundir import check_writable_file
 
+PROGRESS_EVERY_S = 0.5  # how often evaluate() reports its episodes to a progress callback
+
 if TYPE_CHECKING:
     from canter.cli.train_cmd import EvalArgs, PlayArgs
     from canter.rl.runner import OnPolicyRunner
@@ -23,7 +28,8 @@ if TYPE_CHECKING:
 
 def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metrics=None,
              per_episode: dict[str, torch.Tensor] | None = None,
-             generator: torch.Generator | None = None) -> dict[str, float]:
+             generator: torch.Generator | None = None,
+             progress: Callable[[int, int, int], None] | None = None) -> dict[str, float]:
     """Run the deterministic policy (or, given a `generator`, actions sampled from the policy with
     that generator's noise) until every env has finished its first ⌈episodes / num_envs⌉ episodes,
     and report those (at least `episodes`, the same number from every env); plus the mean
@@ -35,9 +41,14 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
 
     Taking the first episodes to end instead would favour short ones: with as many envs as
     episodes, a task whose successes end early and whose failures time out would count the second
-    successes of fast envs in place of the slow envs' time-outs."""
+    successes of fast envs in place of the slow envs' time-outs.
+
+    progress(counted, total, env_steps): told the episodes counted so far and the env steps taken
+    at most every PROGRESS_EVERY_S seconds, and once at the end."""
     env, policy = runner.env, runner.algorithm.policy
     per_env = -(-episodes // env.num_envs)
+    total = per_env * env.num_envs
+    told, env_steps = time.perf_counter(), 0
     obs, _ = env.reset()
     returns: list[torch.Tensor] = []
     lengths: list[torch.Tensor] = []
@@ -70,6 +81,12 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
                     for name, value in episode_metrics(env).items():
                         at_end.setdefault(name, []).append(value[counted].double())
             finished += done.long()
+            env_steps += 1
+            if progress is not None and time.perf_counter() - told >= PROGRESS_EVERY_S:
+                progress(int(finished.clamp(max=per_env).sum()), total, env_steps)
+                told = time.perf_counter()
+    if progress is not None:
+        progress(total, total, env_steps)
     r = torch.cat(returns).double()
     n = torch.cat(lengths).double()
     result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
@@ -121,8 +138,9 @@ def eval_main(args: EvalArgs) -> int:
     per_episode: dict[str, torch.Tensor] = {}
     # --stochastic: the policy's own noise, from a fixed seed so that a repeat gives the same episodes
     generator = torch.Generator(device=runner.env.device).manual_seed(0) if args.stochastic else None
-    result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode,
-                                      generator)
+    with _episodes_bar(f"eval {task}") as progress:
+        result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode,
+                                          generator, progress)
     result["stochastic"] = args.stochastic
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task
@@ -147,6 +165,26 @@ def eval_main(args: EvalArgs) -> int:
         if not args.json:
             Console().print(f"heat map: {args.plot}")
     return 0
+
+
+@contextlib.contextmanager
+def _episodes_bar(title: str) -> Iterator[Callable[[int, int, int], None]]:
+    """A progress bar of episodes on stderr while evaluate() runs (gone when it ends; nothing where
+    stderr is not a terminal), so stdout stays the result (--json)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:  # a log or a pipe: no bar, not even the blank line a live display leaves
+        yield lambda counted, total, env_steps: None
+        return
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("episodes"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task_id = bar.add_task(title, total=None)
+
+        def update(counted: int, total: int, env_steps: int) -> None:
+            bar.update(task_id, completed=counted, total=total, description=f"{title}, step {env_steps:,}")
+
+        yield update
 
 
 def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
