@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
-from canter.cli.bench.output import write_report
+from canter.cli.bench.output import stopped_exit_code, write_report
 from canter.cli.flags import Task
 
 
@@ -42,11 +42,8 @@ class Ga3cArgs:
 
         result = run_a2c_and_ga3c(self.task, train_argv, self.minutes * 60.0, self.num_agents, self.dynamic,
                                   self.a2c, log)
-        code = 0
+        code = stopped_exit_code(result["stopped_by"])
         if result["stopped_by"] is not None:  # what ran is kept
-            import signal
-
-            code = 128 + int(signal.Signals[result["stopped_by"]])
             console.print(f"[yellow]stopped by {result['stopped_by']}: the figures cover what ran[/yellow]")
         if self.out is not None:
             write_report(Path(self.out) / "ga3c.json", result)

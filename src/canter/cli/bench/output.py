@@ -31,6 +31,14 @@ def emit(result: dict, out: str | None, filename: str, as_json: bool) -> bool:
     return False
 
 
+def stopped_exit_code(stopped_by: str | None) -> int:
+    """The exit code of a bench that ran to its end (0) or was cut short by the signal named
+    `stopped_by` (128 + its number; the bench still reports what it measured)."""
+    import signal
+
+    return 0 if stopped_by is None else 128 + int(signal.Signals[stopped_by])
+
+
 def is_other_rank() -> bool:
     """After a bench ran as one rank of torch.distributed (or alone): shut the process group down and
     say whether this process is a rank other than 0, which then prints and writes nothing."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal
 
-from canter.cli.bench.output import emit
+from canter.cli.bench.output import emit, stopped_exit_code
 from canter.cli.flags import Task
 
 
@@ -56,9 +55,8 @@ class TimeToTargetArgs:
         if self.out is not None:
             Path(self.out).mkdir(parents=True, exist_ok=True)
             plot_time_to_target(result, Path(self.out) / "time_to_target.png")
-        stopped = 0
+        stopped = stopped_exit_code(result.stopped_by)
         if result.stopped_by is not None:  # the marks so far are the result; the exit code says it was cut short
-            stopped = 128 + int(signal.Signals[result.stopped_by])
             console.print(f"stopped by {result.stopped_by}: {len(result.marks)} marks"
                           + (f", the run saved in {self.save_dir}" if self.save_dir else ""))
         if emit(result.to_json(), self.out, "time_to_target.json", self.json):

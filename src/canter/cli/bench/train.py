@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import tyro
 
-from canter.cli.bench.output import emit, is_other_rank
+from canter.cli.bench.output import emit, is_other_rank, stopped_exit_code
 from canter.cli.flags import Task
 from canter.core.errors import CanterError
 
@@ -71,11 +71,8 @@ def train_bench_main(args: TrainBenchArgs, train_argv: list[str]) -> int:
                                  Path(args.profile_dir) if args.profile_dir else None, raw_every=args.raw_every)
         if is_other_rank():
             return 0
-    code = 0
+    code = stopped_exit_code(result.stopped_by)
     if result.stopped_by is not None:  # the figures are kept: they cover the iterations done
-        import signal
-
-        code = 128 + int(signal.Signals[result.stopped_by])
         console.print(f"[yellow]stopped by {result.stopped_by} after {result.iterations} iterations "
                       f"({result.wall_time_s:.0f} s of the {args.max_time:.0f} s budget); the figures cover them[/yellow]")
     if emit(result.to_json(), args.out, "train.json", args.json):
