@@ -70,10 +70,10 @@ def test_raw_window_arithmetic():
 
 
 def test_bench_train_raw_every_reports_windows(tmp_path):
-    result = run_train_bench("cartpole", 1.5, ["--num-envs", "32"], raw_every=2)
+    result = run_train_bench("cartpole", 0.01, ["--num-envs", "32"], raw_every=2, min_iterations=6)
     windows = result.raw_windows
-    # a window after iterations 2, 4, ...: the warm-up iteration 0 belongs to none
-    assert len(windows) == (result.iterations - 1) // 2 >= 1
+    # a window after iterations 2 and 4 (0-based): the warm-up iteration 0 belongs to none
+    assert result.iterations == 6 and len(windows) == 2
     assert all(w["iterations"] == 2.0 for w in windows)
     assert result.total_over_raw is not None and result.raw_env_states_fps is not None
     assert result.total_over_raw == Spread.of([w["total_over_raw"] for w in windows])
@@ -99,7 +99,7 @@ def test_bench_train_raw_every_refuses_what_it_cannot_measure():
 def test_bench_train_prints_its_tables(capsys):
     from canter.cli.main import main
 
-    assert main(["bench", "train", "cartpole", "--num-envs", "32", "--max-time", "1", "--raw-every", "2"]) == 0
+    assert main(["bench", "train", "cartpole", "--num-envs", "32", "--max-time", "0.01", "--raw-every", "1"]) == 0
     out = capsys.readouterr().out
     for part in ("train cartpole: 32 envs on 1 process(es)", "total_fps", "where an iteration goes", "physics",
                  "ms per gradient step", "raw mujoco.batch.Batch beside the training", "total_over_raw",

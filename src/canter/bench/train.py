@@ -104,12 +104,13 @@ class TrainBenchResult:
 
 def run_train_bench(
     task: str, seconds: float, train_argv: list[str], progress: Any = None, profile_dir: Path | None = None,
-    raw_every: int = 0,
+    raw_every: int = 0, min_iterations: int = 2,
 ) -> TrainBenchResult:
-    """Trains `task` for `seconds` of wall time (at least two iterations) and returns the figures
-    with the run's facts. profile_dir: mark the training phases (canter.core.profiling) and write a
-    torch.profiler chrome trace of one extra iteration per rank there (trace_rank<r>.json).
-    raw_every: raw Batch beside the training after every raw_every-th iteration (the module's doc)."""
+    """Trains `task` for `seconds` of wall time (and at least `min_iterations` iterations, 2 or more: the
+    first is warm-up) and returns the figures with the run's facts. profile_dir: mark the training
+    phases (canter.core.profiling) and write a torch.profiler chrome trace of one extra iteration per
+    rank there (trace_rank<r>.json). raw_every: raw Batch beside the training after every raw_every-th
+    iteration (the module's doc)."""
     if not seconds > 0:
         raise ConfigError(f"--max-time: must be > 0, got {seconds}")
     if raw_every < 0:
@@ -141,8 +142,8 @@ def run_train_bench(
         start = time.perf_counter()
         paused = [0.0]  # seconds of raw bursts: off the training clock
 
-        def time_is_up() -> bool:  # asked before the row is appended: at least two rows in all
-            return time.perf_counter() - start - paused[0] >= seconds and len(rows) >= 1
+        def time_is_up() -> bool:  # asked before the row is appended: at least min_iterations rows in all
+            return time.perf_counter() - start - paused[0] >= seconds and len(rows) >= max(2, min_iterations) - 1
 
         # Ctrl-C, SIGTERM or SIGHUP end the run after the iteration under way; the figures then cover
         # the iterations done (a second Ctrl-C raises KeyboardInterrupt at once)
