@@ -42,3 +42,20 @@ def test_pixel_directions_follow_the_pinhole_model():
     # vertical field of view: the top edge of the image sits at tan(fovy/2) * focal
     edge = pixel_directions(60.0, 1, 1000, torch.float64)[0, 1] + 0.5 / (500 / math.tan(math.radians(30)))
     assert edge.item() == pytest.approx(math.tan(math.radians(30)))
+
+
+def test_a_camera_that_cannot_fit_in_memory_is_refused_before_allocating(monkeypatch):
+    from canter.core import memory
+    from canter.sensors.camera import WORK_BYTES_PER_PIXEL, make_camera
+    from canter.sim.backend import make_simulator
+    from canter.sim.config import SimCfg
+
+    sim = make_simulator(load_model(asset_path("camera_table.xml")), 2, SimCfg(), torch.device("cpu"))
+    cfg = CameraCfg(name="overhead", width=40, height=30, outputs=("depth", "rgb"))
+    need = 2 * 40 * 30 * (4 + 3 + WORK_BYTES_PER_PIXEL)  # depth float32, rgb 3 x uint8, the renderer's buffers
+    monkeypatch.setattr(memory, "available_bytes", lambda device: need - 1)
+    with pytest.raises(ConfigError, match=r"^camera 'overhead': needs about 93\.6 kB of memory \(2 envs x 30x40 "
+                                          r"pixels x ~39 bytes\), only 93\.6 kB is available on cpu$"):
+        make_camera(sim, cfg)
+    monkeypatch.setattr(memory, "available_bytes", lambda device: need)
+    assert make_camera(sim, cfg).outputs["rgb"].shape == (2, 3, 30, 40)

@@ -20,8 +20,13 @@ import mujoco
 import torch
 
 from canter.core.errors import ConfigError
+from canter.core.memory import check_memory
 from canter.sensors.camera_cfg import CHANNELS, CameraCfg, camera_id
 from canter.sim.backend import Simulator
+
+# the renderers' own buffers per pixel of every env besides the outputs (the cpu camera's ray
+# directions, hit distances, geom ids and normals; the bound the memory check adds to the outputs)
+WORK_BYTES_PER_PIXEL = 32
 
 
 class Camera(ABC):
@@ -44,6 +49,10 @@ class Camera(ABC):
         self.width = cfg.width
         self._simulator = sim
         dtypes = {"depth": torch.float32, "rgb": torch.uint8, "segmentation": torch.int32}
+        per_pixel = sum(CHANNELS[name] * dtypes[name].itemsize for name in cfg.outputs) + WORK_BYTES_PER_PIXEL
+        pixels = self.num_envs * self.height * self.width
+        check_memory(f"camera {cfg.name!r}", pixels * per_pixel, self.device,
+                     f"{self.num_envs:,} envs x {self.height}x{self.width} pixels x ~{per_pixel} bytes")
         self.outputs = {
             name: torch.zeros(
                 self.num_envs, CHANNELS[name], self.height, self.width, dtype=dtypes[name], device=self.device
