@@ -43,11 +43,13 @@ def test_list_table_names_every_task_in_full_at_80_columns(capsys, monkeypatch):
         assert len(re.findall(rf"^│ {re.escape(spec.name)} +│", out, flags=re.M)) == 2, spec.name
 
 
-def test_bench_env_json_has_the_documented_keys(capsys):
+def test_bench_env_json_has_the_documented_keys(capsys, tmp_path):
     argv = [
         "bench",
         "env",
         "cartpole",
+        "--out",
+        str(tmp_path / "bench"),
         "--num-envs",
         "16",
         "--seconds",
@@ -58,6 +60,7 @@ def test_bench_env_json_has_the_documented_keys(capsys):
     ]
     assert main(argv) == 0
     result = json.loads(capsys.readouterr().out)
+    assert json.loads((tmp_path / "bench" / "env.json").read_text()) == result  # --out keeps the same report
     for key in (
         "task",
         "num_envs",
@@ -148,6 +151,11 @@ def test_numbers_out_of_range_are_one_line_before_any_work(args, message, capfd)
 def test_play_refuses_sizes_below_one(dog_rough_run, flag, value, capfd):
     line = _one_error_line(_in_process(capfd, "play", str(dog_rough_run), flag, value))
     assert line == f"canter: error: {flag}: must be >= 1, got {value}"
+
+
+def test_play_refuses_a_camera_without_a_video(dog_rough_run, capfd):
+    line = _one_error_line(_in_process(capfd, "play", str(dog_rough_run), "--camera", "track"))
+    assert line == "canter: error: --camera: needs --video (the camera films the video; without one nothing is rendered)"
 
 
 def test_a_bench_report_is_written_whole_or_named_in_one_line(tmp_path, monkeypatch):

@@ -44,7 +44,7 @@ def test_loop_return_equals_an_offline_run_of_the_same_steps(policy_file):
     total = 0.0
     with torch.no_grad():
         for _ in range(result["ticks"]):
-            _, reward, terminated, truncated, _ = env.step(torch.from_numpy(runtime.act_raw(read()))[None])
+            _, reward, terminated, truncated, _ = env.step(torch.from_numpy(runtime.act_raw(*read()))[None])
             total += float(reward[0])
             assert not bool(terminated[0] | truncated[0])
     assert result["episodes"] == 0
@@ -65,3 +65,29 @@ def test_rates_and_tasks_that_do_not_fit_the_policy_are_refused(policy_file, tmp
         run_realtime(PolicyRuntime(other), "dog-flat", RealtimeCfg(duration_s=0.1))
     with pytest.raises(CanterError, match="--duration: must be > 0"):
         RealtimeCfg(duration_s=0.0)
+
+
+def test_loop_names_what_ended_each_episode(tmp_path):
+    """A cartpole policy that always pushes right drives the cart out of its bounds within a second."""
+    from torch import nn
+
+    from canter.core.rng import make_generator
+    from canter.envs.manager_env import ManagerBasedRLEnv
+    from canter.rl.config import PolicyCfg
+    from canter.rl.factory import make_policy
+    from canter.tasks import REGISTRY
+
+    cfg = REGISTRY.get("cartpole").env_cfg()
+    cfg.num_envs = 1
+    env = ManagerBasedRLEnv(cfg)
+    policy = make_policy(env.observation_shapes, env.num_actions, PolicyCfg(), init_generator=make_generator(0, "cpu"))
+    with torch.no_grad():
+        last = [m for m in policy.actor if isinstance(m, nn.Linear)][-1]
+        last.weight.zero_()
+        last.bias.fill_(1.0)
+    actor = ExportableActor(policy)
+    runtime = PolicyRuntime(save_onnx(actor, describe_policy(env, actor, "cartpole"), tmp_path / "push.onnx"))
+    result = run_realtime(runtime, "cartpole", RealtimeCfg(duration_s=2.0, seed=0))
+    assert result["episodes"] >= 2 and len(result["episode_endings"]) == result["episodes"]
+    assert result["ended_by"] == {"cart_out_of_bounds": 1.0}
+    assert result["ctrl_max_abs_diff"] < 1e-6

@@ -91,7 +91,7 @@ def test_raw_terms_map_to_the_envs_policy_input_with_scale_and_history(tmp_path)
             env.reset()
             runtime.reset()
         expected = env.get_observations()["policy"][0].numpy()
-        terms = read()
+        terms, _ = read()
         assert "actions" not in terms  # the runtime supplies the last action itself
         observation = runtime.observation(terms)
         assert np.abs(observation - expected).max() < 1e-6

@@ -16,6 +16,7 @@ from canter.bench.stones import (
     stones_args,
     stones_markdown,
 )
+from canter.control.kinematics import read_state
 from canter.core.device import torch_threads
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp import controller_action as ctl
@@ -76,6 +77,24 @@ def test_zero_action_is_the_heuristic_and_walks_forward(env):
     footholds = term.targets.footholds
     ground = env.terrain.height_at(footholds[..., 0:2]) if env.terrain is not None else 0.0
     torch.testing.assert_close(footholds[..., 2] - ground, torch.full_like(footholds[..., 2], 0.022))
+
+
+def test_a_clip_bounds_the_actions_the_controller_uses(env):
+    """Unclipped by default (as dog-stones was trained); with a clip, an action beyond it asks for the
+    same targets as the clip's bound."""
+    term = env.action_manager.term("controller")
+    assert isinstance(term, QuadrupedControllerAction) and term.cfg.clip is None
+    env.reset()
+    state = read_state(env.sim, term.robot)
+    big, bound = torch.full((env.num_envs, ACTION_DIM), 3.0), torch.full((env.num_envs, ACTION_DIM), 1.0)
+    assert not torch.equal(term.targets_from_action(big, state).acc_lin, term.targets_from_action(bound, state).acc_lin)
+    term.cfg.clip = (-1.0, 1.0)
+    try:
+        clipped, at_bound = term.targets_from_action(big, state), term.targets_from_action(bound, state)
+    finally:
+        term.cfg.clip = None
+    for name in ("acc_lin", "acc_ang", "phase_speed", "footholds"):
+        torch.testing.assert_close(getattr(clipped, name), getattr(at_bound, name), rtol=0, atol=0)
 
 
 def test_foothold_observations_see_the_gaps_the_heuristic_would_step_into():

@@ -122,6 +122,10 @@ def _print_result(result: dict) -> None:
         table.add_row(label, *(f"{result[key][q]:,.1f}" for q in ("p50", "p99", "max")))
     Console().print(table)
     mean = result["mean_episode_return"]
+    check = result["ctrl_max_abs_diff"]
+    counts = {name: result["episode_endings"].count(name) for name in result["ended_by"]}
+    ended = f" (ended by {', '.join(f'{name} {n}' for name, n in counts.items())})" if counts else ""
     print(f"deadline misses: {result['deadline_misses']} of {result['ticks']} ticks (skipped ticks {result['skipped_ticks']}); "
-          f"episodes: {result['episodes']}, mean return {'-' if mean is None else f'{mean:.3f}'}, "
-          f"unfinished episode {result['unfinished_episode_return']:.3f}; ctrl check {result['ctrl_max_abs_diff']:.1e}")
+          f"episodes: {result['episodes']}{ended}, mean return {'-' if mean is None else f'{mean:.3f}'}, "
+          f"unfinished episode {result['unfinished_episode_return']:.3f}; "
+          + (f"ctrl check {check:.1e}" if check is not None else f"ctrl check {result['ctrl_check']}"))

@@ -231,6 +231,8 @@ def play_main(args: PlayArgs) -> int:
             raise CanterError(f"{flag}: must be >= 1, got {value}")
     if args.strip and not args.video:
         raise CanterError("--strip: needs --video (the strip is made of the video's frames)")
+    if args.camera is not None and not args.video:
+        raise CanterError("--camera: needs --video (the camera films the video; without one nothing is rendered)")
     if args.video:
         check_writable_file(Path(args.video))
         if args.strip:

@@ -9,9 +9,10 @@ import mujoco
 import canter
 from canter.core.errors import CanterError
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.export.metadata import ActionTermInfo, ObsTermInfo, PolicyMetadata
+from canter.export.metadata import ActionTermInfo, ObsTermInfo, PolicyMetadata, format_version_for
 from canter.export.module import ExportableActor
 from canter.export.onnx_export import io_names
+from canter.managers.action import ActionTerm
 from canter.mdp.actions import JointAction
 
 
@@ -60,32 +61,57 @@ def _actuator_facts(model: mujoco.MjModel, actuator: int) -> tuple[str, str, flo
     return joint, kind, kp, kd, limit
 
 
+def _joint_term(env: ManagerBasedRLEnv, term: JointAction) -> tuple[ActionTermInfo, list[int], list[float | None]]:
+    """(info, ctrl ids, per-actuator offsets) of a joint action term."""
+    clip = None if term.cfg.clip is None else (float(term.cfg.clip[0]), float(term.cfg.clip[1]))
+    ids = [int(i) for i in term.ctrl_ids.tolist()]
+    joints = tuple(_actuator_facts(env.scene.model, i)[0] for i in ids)
+    info = ActionTermInfo(name=term.name, dim=term.action_dim, actuators=tuple(term.names), joints=joints,
+                          scale=float(term.cfg.scale), offset=term.cfg.offset, clip=clip, relative=bool(term.cfg.relative))
+    return info, ids, [float(v) for v in term.offset.tolist()]
+
+
+def _other_term(env: ManagerBasedRLEnv, term: ActionTerm) -> tuple[ActionTermInfo, list[int], list[float | None]]:
+    """(info, ctrl ids, None offsets) of an action term that describes itself (`export_description`)."""
+    description = term.export_description()
+    if description is None:
+        raise CanterError(f"export: action term {term.name!r} ({type(term).__name__}) is neither a joint action nor "
+                          "describes what its actions ask for (ActionTerm.export_description)")
+    model = env.scene.model
+    ids = [int(i) for i in description["actuator_ids"]]
+    clip = description.get("clip")
+    info = ActionTermInfo(
+        name=term.name, dim=term.action_dim, kind=str(description["kind"]),
+        actuators=tuple(model.actuator(i).name for i in ids), joints=tuple(_actuator_facts(model, i)[0] for i in ids),
+        clip=None if clip is None else (float(clip[0]), float(clip[1])),
+        fields=[dict(f) for f in description["fields"]], params=dict(description.get("params", {})),
+    )
+    return info, ids, [None] * len(ids)
+
+
 def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, group: str = "policy") -> PolicyMetadata:
     """The metadata of `actor`, trained on `task` in `env` (reading observation group `group`)."""
     model = env.scene.model
     terms = observation_terms(env, group)
     action_terms: list[ActionTermInfo] = []
-    per_actuator: dict[str, list] = {k: [] for k in ("joints", "default", "scale", "offset", "kp", "kd", "limit", "type")}
+    per_actuator: dict[str, list] = {k: [] for k in ("joints", "default", "scale", "offset", "kp", "kd", "limit",
+                                                      "type", "range")}
     for term in env.action_manager.terms:
-        if not isinstance(term, JointAction):
-            raise CanterError(f"export: action term {term.name!r} is not a joint action (its metadata cannot be described)")
-        facts = [_actuator_facts(model, int(i)) for i in term.ctrl_ids.tolist()]
-        offsets = [float(v) for v in term.offset.tolist()]
-        action_terms.append(ActionTermInfo(
-            name=term.name, dim=term.action_dim, actuators=tuple(term.names), joints=tuple(f[0] for f in facts),
-            scale=float(term.cfg.scale), offset=term.cfg.offset,
-            clip=None if term.cfg.clip is None else (float(term.cfg.clip[0]), float(term.cfg.clip[1])),
-        ))
-        for (joint, kind, kp, kd, limit), offset in zip(facts, offsets, strict=True):
+        info, ids, offsets = _joint_term(env, term) if isinstance(term, JointAction) else _other_term(env, term)
+        action_terms.append(info)
+        for i, offset in zip(ids, offsets, strict=True):
+            joint, kind, kp, kd, limit = _actuator_facts(model, i)
             column = env.scene.names("joint").index(joint)
             per_actuator["joints"].append(joint)
             per_actuator["default"].append(float(env.scene.default_joint_pos[column]))
-            per_actuator["scale"].append(float(term.cfg.scale))
+            per_actuator["scale"].append(info.scale)
             per_actuator["offset"].append(offset)
             per_actuator["kp"].append(kp)
             per_actuator["kd"].append(kd)
             per_actuator["limit"].append(limit)
             per_actuator["type"].append(kind)
+            per_actuator["range"].append([float(v) for v in model.actuator_ctrlrange[i]]
+                                         if model.actuator_ctrllimited[i] else None)
     inputs, outputs = io_names(actor.architecture, actor.image_groups)
     image_inputs = [
         {"name": name, "group": group, "shape": list(shape), "dtype": str(dtype).removeprefix("torch.")}
@@ -111,6 +137,8 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
         kd=per_actuator["kd"],
         effort_limit=per_actuator["limit"],
         actuator_types=per_actuator["type"],
+        ctrl_range=per_actuator["range"],
+        action_clip=None if env.cfg.clip_actions is None else float(env.cfg.clip_actions),
         control_frequency_hz=1.0 / env.step_dt,
         physics_dt=float(env.physics_dt),
         decimation=int(env.cfg.decimation),
@@ -120,4 +148,5 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
         outputs=outputs,
         normalizer=actor.normalizer,
         canter_version=canter.__version__,
+        format_version=format_version_for(action_terms),
     )

@@ -3,8 +3,14 @@
 The same pairs are written into an ONNX model's `metadata_props` and into a TorchScript archive's
 `canter.json` extra file, so a robot-side program can run the policy with nothing but the file: the
 observation layout (which terms, in what order, their sizes, clips and scales), the action layout
-(actuators, joints, scale and offset of the position targets), the PD gains and force limits of the
-actuators of the trained MuJoCo model, the control frequency and the recurrent state.
+(actuators, joints, scale and offset of the position targets; or, for actions that are no actuator
+commands, what each column asks a controller on the robot for: an end-effector displacement, a gripper
+command, a body acceleration), the PD gains and force limits of the actuators of the trained MuJoCo
+model, the control frequency and the recurrent state.
+
+Format versions: 1 describes absolute joint actions only; 2 adds relative joint targets (`relative`,
+`ctrl_range`) and action terms of other kinds (`kind`, `fields`, `params`). A file is written with the
+lowest version that describes it, so a policy of joint actions still loads in a Canter that reads 1.
 
 This module imports neither torch nor onnx: the torch-free runtime uses it.
 """
@@ -19,7 +25,8 @@ from typing import Any
 from canter.core.errors import CanterError
 
 FORMAT = "canter-policy"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+JOINT = "joint"  # the kind of an action term whose actions are actuator commands
 TORCHSCRIPT_EXTRA_FILE = "canter.json"
 
 
@@ -50,16 +57,49 @@ class ObsTermInfo:
 class ActionTermInfo:
     """One action term: which slice of the action vector drives which actuators, and how.
 
-    ctrl = offset + scale · clip(action). offset: "zero" or "default_joint_pos".
+    kind "joint": ctrl = offset + scale · clip(action), offset "zero" or "default_joint_pos"; with
+    `relative` the position targets move by scale · clip(action) each control step instead, clamped
+    to the actuators' ctrl_range, from the offset at every episode start.
+    Any other kind (e.g. "ee_delta", "quadruped_controller"): the actions are no actuator commands but
+    what a controller on the robot is asked for; `actuators`/`joints` are the actuators that
+    controller drives, `fields` say what each column asks for and `params` hold the controller's
+    settings as trained. A field is {"name", "columns": [start, stop) within the term, "unit",
+    "description", and either "scale" (one factor per column: value = scale · clip(action)) or
+    "threshold" (value = action > threshold, a binary command)}; `PolicyRuntime.commands` computes them.
     """
 
     name: str
     dim: int
     actuators: tuple[str, ...]
     joints: tuple[str, ...]
-    scale: float
-    offset: str
+    kind: str = JOINT
+    scale: float | None = None
+    offset: str | None = None
     clip: tuple[float, float] | None = None
+    relative: bool = False
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind == JOINT:
+            if len(self.actuators) != self.dim or self.scale is None or self.offset is None:
+                raise CanterError(f"policy metadata: joint action term {self.name!r} needs one actuator per "
+                                  f"column, a scale and an offset")
+            return
+        covered = sorted(tuple(f["columns"]) for f in self.fields)
+        if [c for span in covered for c in range(*span)] != list(range(self.dim)):
+            raise CanterError(f"policy metadata: the fields of action term {self.name!r} do not cover its "
+                              f"{self.dim} columns once each")
+
+    @property
+    def is_commands(self) -> bool:
+        """True when the term's actions are actuator commands (kind "joint")."""
+        return self.kind == JOINT
+
+
+def format_version_for(terms: list[ActionTermInfo]) -> int:
+    """The lowest format version that describes a policy with these action terms."""
+    return 1 if all(t.kind == JOINT and not t.relative for t in terms) else FORMAT_VERSION
 
 
 @dataclass(kw_only=True)
@@ -67,7 +107,11 @@ class PolicyMetadata:
     """Everything an exported policy file carries besides its weights.
 
     Per-actuator lists (joint_names, default_joint_pos, action_scale, action_offset, kp, kd,
-    effort_limit, actuator_types) follow the action vector's order. Units: rad (hinge) or m (slide)
+    effort_limit, actuator_types, ctrl_range) follow the action terms' actuators in term order: for
+    joint actions, the action vector's order. action_scale and action_offset are None for the actuators
+    of a term of another kind (no affine map from its actions); ctrl_range is None where unlimited
+    (empty in files written before it was kept). action_clip: the env clamps every action to
+    ±action_clip before any term sees it (None: it does not). Units: rad (hinge) or m (slide)
     for joint positions; N·m/rad and N·m·s/rad (or N/m, N·s/m) for kp, kd; N·m or N for effort
     limits (None: unlimited); Hz for control_frequency_hz; s for physics_dt.
     recurrent: None for an MLP, else {"type": "gru"|"lstm", "num_layers", "hidden_dim"}.
@@ -87,8 +131,8 @@ class PolicyMetadata:
     action_terms: list[ActionTermInfo]
     joint_names: list[str]
     default_joint_pos: list[float]
-    action_scale: list[float]
-    action_offset: list[float]
+    action_scale: list[float | None]
+    action_offset: list[float | None]
     kp: list[float]
     kd: list[float]
     effort_limit: list[float | None]
@@ -103,6 +147,8 @@ class PolicyMetadata:
     normalizer: str = "none"
     quantization: str = "none"
     int8_max_action_error: float | None = None
+    ctrl_range: list[list[float] | None] = field(default_factory=list)
+    action_clip: float | None = None
     canter_version: str = ""
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
@@ -113,11 +159,23 @@ class PolicyMetadata:
             raise CanterError(f"policy metadata: observation terms cover {width} columns, not {self.observation_dim}")
         if sum(term.dim for term in self.action_terms) != self.action_dim:
             raise CanterError(f"policy metadata: action terms do not add up to action_dim {self.action_dim}")
+        count = self.num_actuators
         for name in ("joint_names", "default_joint_pos", "action_scale", "action_offset", "kp", "kd",
-                     "effort_limit", "actuator_types"):
-            if len(getattr(self, name)) != self.action_dim:
+                     "effort_limit", "actuator_types", *(("ctrl_range",) if self.ctrl_range else ())):
+            if len(getattr(self, name)) != count:
                 raise CanterError(f"policy metadata: {name} has {len(getattr(self, name))} entries, "
-                                  f"not action_dim {self.action_dim}")
+                                  f"not one per actuator ({count})")
+
+    @property
+    def num_actuators(self) -> int:
+        """Actuators the action terms drive (= action_dim for joint actions)."""
+        return sum(len(term.actuators) for term in self.action_terms)
+
+    @property
+    def actions_are_commands(self) -> bool:
+        """True when every action term is a joint action, so `PolicyRuntime.ctrl` maps actions to
+        actuator commands."""
+        return all(term.is_commands for term in self.action_terms)
 
     @property
     def state_inputs(self) -> list[str]:
@@ -179,7 +237,7 @@ class PolicyMetadata:
 
 
 _OPTIONAL = {"recurrent", "inputs", "outputs", "normalizer", "quantization", "int8_max_action_error",
-             "canter_version", "format", "format_version"}
+             "ctrl_range", "action_clip", "canter_version", "format", "format_version"}
 
 
 def _pair(value: Any) -> tuple[float, float] | None:
@@ -192,6 +250,9 @@ def _obs_term(raw: dict[str, Any]) -> ObsTermInfo:
 
 
 def _action_term(raw: dict[str, Any]) -> ActionTermInfo:
+    scale, offset = raw.get("scale"), raw.get("offset")
     return ActionTermInfo(name=str(raw["name"]), dim=int(raw["dim"]), actuators=tuple(raw["actuators"]),
-                          joints=tuple(raw["joints"]), scale=float(raw["scale"]), offset=str(raw["offset"]),
-                          clip=_pair(raw.get("clip")))
+                          joints=tuple(raw["joints"]), kind=str(raw.get("kind", JOINT)),
+                          scale=None if scale is None else float(scale), offset=None if offset is None else str(offset),
+                          clip=_pair(raw.get("clip")), relative=bool(raw.get("relative", False)),
+                          fields=[dict(f) for f in raw.get("fields", [])], params=dict(raw.get("params", {})))

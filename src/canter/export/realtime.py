@@ -14,8 +14,15 @@ would. Timing is measured with time.perf_counter:
   passed meanwhile are skipped (the schedule moves on), as a hardware timer would drop them, so the
   loop ends after `duration` seconds of wall time.
 
+A policy with image inputs (a wrist camera) gets each tick the image its observation group renders
+for env 0, as the robot's camera would give it: rendered without the training-time pixel noise, and
+inside the read's time.
+
 Also checked every tick that does not end an episode: the runtime's own actuator commands (metadata
-offset + scale·action) against the commands the env wrote into the simulator (`ctrl_max_abs_diff`).
+offset + scale·action, or a relative term's moved targets) against the commands the env wrote into
+the simulator (`ctrl_max_abs_diff`). Where the actions are no actuator commands (an end-effector
+delta, a quadruped controller's targets) there is nothing of the runtime's to compare, and the
+check reports None; `ctrl_check` says why.
 
 On a machine that runs other processes, the inference of a tick is slower than back-to-back calls
 (`canter bench latency`): between ticks other processes evict the policy's weights and code from
@@ -82,17 +89,37 @@ def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int) -
         raise CanterError(f"task {task!r} observes {have}, the policy expects {want}")
     if env.num_actions != md.action_dim:
         raise CanterError(f"task {task!r} has {env.num_actions} actions, the policy {md.action_dim}")
+    for spec in md.image_inputs:
+        group = spec["group"]
+        shape = env.observation_shapes.get(group)
+        if shape is None or list(shape) != list(spec["shape"]):
+            raise CanterError(f"task {task!r} has no image group {group!r} of shape {tuple(spec['shape'])} "
+                              f"(it has {None if shape is None else tuple(shape)})")
+        (term,) = env.observation_manager.groups[group]
+        if term.cfg.history_length or term.cfg.clip is not None or term.cfg.scale is not None:
+            raise CanterError(f"deploy run: image group {group!r} stacks, clips or scales its frames; the real-time "
+                              "loop feeds the camera's frames as they are")
     return env
 
 
-def sensor_reader(env: ManagerBasedRLEnv, runtime: PolicyRuntime) -> Callable[[], dict[str, np.ndarray]]:
-    """A function returning the raw (noise-free, unscaled) values of the policy group's terms for
-    env 0, as the robot's sensors would give them; last-action terms are left to the runtime."""
-    terms = [t for t in env.observation_manager.groups[runtime.metadata.observation_group]
-             if not any(i.name == t.name and i.function.endswith(":last_action") for i in runtime.metadata.observation_terms)]
+Reading = tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
 
-    def read() -> dict[str, np.ndarray]:
-        return {t.name: t.func(env, **t.params)[0].numpy() for t in terms}
+
+def sensor_reader(env: ManagerBasedRLEnv, runtime: PolicyRuntime) -> Callable[[], Reading]:
+    """A function returning, for env 0, the raw (noise-free, unscaled) values of the policy group's
+    terms as the robot's sensors would give them (last-action terms are left to the runtime), and the
+    images of the policy's image inputs, group -> (C, H, W) in the dtype the policy reads."""
+    md = runtime.metadata
+    terms = [t for t in env.observation_manager.groups[md.observation_group]
+             if not any(i.name == t.name and i.function.endswith(":last_action") for i in md.observation_terms)]
+    cameras = [(spec["group"], env.observation_manager.groups[spec["group"]][0], np.dtype(spec["dtype"]))
+               for spec in md.image_inputs]
+
+    def read() -> Reading:
+        values = {t.name: t.func(env, **t.params)[0].numpy() for t in terms}
+        images = {group: term.func(env, **term.params)[0].numpy().astype(dtype, copy=False)
+                  for group, term, dtype in cameras}
+        return values, images
 
     return read
 
@@ -116,6 +143,7 @@ class _Episodes:
 
     def __init__(self) -> None:
         self.returns: list[float] = []
+        self.endings: list[str] = []  # per episode: the first termination term that fired (success, time_out, ...)
         self.current = 0.0
         self.ctrl_diff = 0.0
 
@@ -124,9 +152,11 @@ class _Episodes:
         self.current += float(reward[0])
         if bool(terminated[0] | truncated[0]):  # the env has reset the robot (and its ctrl)
             self.returns.append(float(extras["episode_return"][0]))
+            terminations = env.termination_manager
+            self.endings.append(terminations.names[int(terminations.term_dones[:, 0].float().argmax())])
             self.current = 0.0
             runtime.reset()
-        else:
+        elif runtime.metadata.actions_are_commands:
             self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - env.sim.ctrl[0].numpy()).max()))
 
 
@@ -151,9 +181,9 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
             while slot < scheduled:
                 _sleep_until(next_tick, spin)
                 starts[executed] = time.perf_counter()
-                terms = read()
+                terms, images = read()
                 t0 = time.perf_counter()
-                actions = runtime.act_raw(terms)
+                actions = runtime.act_raw(terms, images)
                 infer[executed] = time.perf_counter() - t0
                 step = env.step(torch.from_numpy(actions).unsqueeze(0))
                 end = time.perf_counter()
@@ -169,6 +199,10 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
     finally:
         gc.enable()
     starts, infer, work = starts[:executed], infer[:executed], work[:executed]
+    md = runtime.metadata
+    ctrl_check = "runtime.ctrl against the env's ctrl" if md.actions_are_commands else (
+        "none: " + ", ".join(f"{t.name} ({t.kind})" for t in md.action_terms if not t.is_commands)
+        + " asks a controller for targets, not for actuator commands")
     jitter = np.abs(np.diff(starts) - period) if executed > 1 else np.zeros(1)
     return {
         "task": task, "policy": str(runtime.path), "architecture": runtime.metadata.architecture,
@@ -179,8 +213,10 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
         "deadline_misses": misses,
         "inference_us": _percentiles_us(infer), "work_us": _percentiles_us(work),
         "period_jitter_us": _percentiles_us(jitter),
-        "ctrl_max_abs_diff": episodes.ctrl_diff,
-        "episodes": len(episodes.returns), "episode_returns": episodes.returns,
+        "ctrl_max_abs_diff": episodes.ctrl_diff if md.actions_are_commands else None,
+        "ctrl_check": ctrl_check,
+        "episodes": len(episodes.returns), "episode_returns": episodes.returns, "episode_endings": episodes.endings,
+        "ended_by": {name: episodes.endings.count(name) / len(episodes.endings) for name in sorted(set(episodes.endings))},
         "mean_episode_return": float(np.mean(episodes.returns)) if episodes.returns else None,
         "unfinished_episode_return": episodes.current,
         "spin_us": cfg.spin_us, "loadavg_1min": [load_start, os.getloadavg()[0]],

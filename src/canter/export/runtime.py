@@ -10,6 +10,11 @@ way the training env did (per term: clip, then scale, then history), and actions
     actions = runtime.act_raw({"base_lin_vel": v, "joint_pos": q - q_default, ...})
     ctrl = runtime.ctrl(actions)                      # e.g. joint position targets, rad
 
+A policy whose actions are no actuator commands (an end-effector displacement and a gripper command,
+a quadruped controller's targets) has `commands(actions)` instead: per action term, each of its
+fields in its unit ({"ee_delta": {"tcp_displacement": m, "yaw_change": rad, "gripper_close": bool}}),
+for the robot's own controller to carry out; `ctrl` then names the term and refuses.
+
 Terms computed by `last_action` may be left out of the dict: the runtime fills them in from its own
 last output. Observation noise is a training-time corruption and is not applied.
 """
@@ -70,9 +75,15 @@ class PolicyRuntime:
             raise CanterError(f"{self.path}: graph inputs/outputs {graph_inputs} do not match its metadata {md.inputs}")
         self.obs_dim = md.observation_dim
         self.action_dim = md.action_dim
-        self._scale = np.array(md.action_scale, dtype=np.float32)
-        self._offset = np.array(md.action_offset, dtype=np.float32)
         self._clips = [(t.dim, t.clip) for t in md.action_terms]
+        if md.actions_are_commands:  # one actuator per action column
+            self._scale = np.array(md.action_scale, dtype=np.float32)
+            self._offset = np.array(md.action_offset, dtype=np.float32)
+            ranges = md.ctrl_range or [None] * md.num_actuators
+            self._low = np.array([-np.inf if r is None else r[0] for r in ranges])
+            self._high = np.array([np.inf if r is None else r[1] for r in ranges])
+            self._relative = np.concatenate([np.full(t.dim, t.relative) for t in md.action_terms])
+        self._targets: np.ndarray | None = None  # (B, action_dim) float64 targets of relative joint terms
         self._history: dict[str, np.ndarray] = {}
         self._state: list[np.ndarray] = []
         self.last_action = np.zeros(self.action_dim, dtype=np.float32)
@@ -89,6 +100,7 @@ class PolicyRuntime:
             self._state = [np.zeros(shape, dtype=np.float32) for _ in self.metadata.state_inputs]
         self.last_action = np.zeros(self.action_dim, dtype=np.float32)
         self._history = {}
+        self._targets = None
 
     def reset_where(self, done: ArrayLike) -> None:
         """Forgets the recurrent state of the batch rows where done (B,) is True (other rows keep it)."""
@@ -98,6 +110,8 @@ class PolicyRuntime:
         if keep.shape[0] == 1 and not keep[0]:
             self.last_action = np.zeros(self.action_dim, dtype=np.float32)
             self._history = {}
+        if self._targets is not None and keep.shape[0] == self._targets.shape[0]:
+            self._targets = np.where(keep[:, None], self._targets, self._offset)
 
     @property
     def state(self) -> list[np.ndarray]:
@@ -175,25 +189,84 @@ class PolicyRuntime:
             parts.append(value)
         return np.concatenate(parts).astype(np.float32, copy=False)
 
-    def act_raw(self, terms: Mapping[str, ArrayLike]) -> np.ndarray:
-        """Actions (action_dim,) from raw term values (see `observation`)."""
-        return self.act(self.observation(terms))
+    def act_raw(self, terms: Mapping[str, ArrayLike], images: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """Actions (action_dim,) from raw term values (see `observation`) and, for a policy with image
+        inputs, its images (see `act`)."""
+        return self.act(self.observation(terms), images)
 
     def ctrl(self, actions: ArrayLike) -> np.ndarray:
-        """Actuator commands from actions: offset + scale · clip(action), per action term.
+        """Actuator commands from actions (action_dim,) or (B, action_dim), per action term:
+        offset + scale · clip(action); a relative term's targets move by scale · clip(action) from
+        their last values (the offsets after `reset`), clamped to the actuators' ctrl_range, so call it
+        once per control step.
 
         For position actuators these are joint position targets (rad or m) for PD gains kp, kd
-        (metadata); for motors, forces or torques.
+        (metadata); for motors, forces or torques. A policy with an action term of another kind
+        (`commands`) is refused with the term's name.
         """
+        a = self._clipped(actions)
+        if not self.metadata.actions_are_commands:
+            term = next(t for t in self.metadata.action_terms if not t.is_commands)
+            raise CanterError(f"{self.path}: action term {term.name!r} ({term.kind}) asks a controller on the robot for "
+                              f"{', '.join(f['name'] for f in term.fields)}, not for actuator commands; use commands()")
+        absolute = self._offset + self._scale * a
+        if not self._relative.any():
+            return absolute
+        batch = np.atleast_2d(a).astype(np.float64)
+        if self._targets is None or self._targets.shape[0] != batch.shape[0]:
+            self._targets = np.broadcast_to(self._offset.astype(np.float64), batch.shape).copy()
+        moved = np.clip(self._targets + self._scale.astype(np.float64) * batch, self._low, self._high)
+        self._targets = np.where(self._relative, moved, np.atleast_2d(absolute))
+        return self._targets.astype(np.float32).reshape(absolute.shape)
+
+    def commands(self, actions: ArrayLike) -> dict[str, dict[str, np.ndarray]]:
+        """What the actions ask for, per action term and field (metadata `ActionTermInfo.fields`):
+        scale · clip(action) in the field's unit, or action > threshold for a binary field. A joint
+        term gives {"ctrl": offset + scale · clip(action)}, or {"ctrl_change": scale · clip(action)} if
+        it is relative. Shapes follow `actions`: (action_dim,) gives (k,) per field, (B, ...) (B, k)."""
+        a = self._clipped(actions)
+        out: dict[str, dict[str, np.ndarray]] = {}
+        start = 0
+        for term in self.metadata.action_terms:
+            part = a[..., start : start + term.dim]
+            start += term.dim
+            if term.is_commands:
+                assert term.scale is not None
+                if term.relative:
+                    out[term.name] = {"ctrl_change": np.float32(term.scale) * part}
+                else:
+                    offset = np.array([o for o, t in zip(self.metadata.action_offset, self._owners(), strict=True)
+                                       if t == term.name], dtype=np.float32)
+                    out[term.name] = {"ctrl": offset + np.float32(term.scale) * part}
+                continue
+            values: dict[str, np.ndarray] = {}
+            for spec in term.fields:
+                first, stop = spec["columns"]
+                column = part[..., first:stop]
+                if spec.get("threshold") is not None:
+                    values[spec["name"]] = column > np.float32(spec["threshold"])
+                else:
+                    values[spec["name"]] = np.asarray(spec["scale"], dtype=np.float32) * column
+            out[term.name] = values
+        return out
+
+    def _owners(self) -> list[str]:
+        """The action term of each actuator, in the per-actuator lists' order."""
+        return [term.name for term in self.metadata.action_terms for _ in term.actuators]
+
+    def _clipped(self, actions: ArrayLike) -> np.ndarray:
+        """Actions as the terms see them: clamped to ±action_clip, then each term's slice to its clip."""
         a = np.asarray(actions, dtype=np.float32)
         if a.shape[-1] != self.action_dim:
             raise CanterError(f"actions have {a.shape[-1]} values, the policy has {self.action_dim}")
+        if self.metadata.action_clip is not None:
+            a = np.clip(a, -self.metadata.action_clip, self.metadata.action_clip)
         start, parts = 0, []
         for dim, clip in self._clips:
             part = a[..., start : start + dim]
             parts.append(part if clip is None else np.clip(part, clip[0], clip[1]))
             start += dim
-        return self._offset + self._scale * np.concatenate(parts, axis=-1)
+        return np.concatenate(parts, axis=-1)
 
     def _layout(self) -> str:
         return "terms: " + ", ".join(f"{t.name}[{t.width}]" for t in self.metadata.observation_terms)

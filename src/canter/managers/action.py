@@ -69,6 +69,14 @@ class ActionTerm(Stateful):
         """What the term writes, for the start-up table."""
         return type(self).__name__
 
+    def export_description(self) -> dict[str, Any] | None:
+        """What the policy's actions ask for, as plain data, for `canter export`; for terms whose actions
+        are no actuator commands (joint actions are described by the exporter itself):
+        {"kind": str, "actuator_ids": [the ctrl indices the term writes], "clip": (low, high) or None
+        (the clamp the term applies), "fields": [...], "params": {...}}, fields and params as
+        `canter.export.metadata.ActionTermInfo` defines them. None (the default): not exportable."""
+        return None
+
 
 class ActionManager(TermManager):
     """Splits the action vector across action terms; keeps the current and previous actions.

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -47,9 +47,10 @@ class QuadrupedControllerActionCfg(ActionTermCfg):
     """physics_steps_per_tick: physics steps per controller tick (controller rate = physics rate / this).
     command_name: the command term (canter.mdp.commands) that gives the commanded (vx, vy) in the
     heading frame, m/s, and yaw rate, rad/s: (num_envs, 3). heading: the trunk's target yaw, rad
-    (None: the yaw it has after each reset)."""
+    (None: the yaw it has after each reset). clip: (low, high) the actions are clamped to before use;
+    None (the default, as `dog-stones` was trained): used as they come, nominally in [-1, 1]."""
 
-    clip: tuple[float, float] | None = (-1.0, 1.0)
+    clip: tuple[float, float] | None = None
     physics_steps_per_tick: int = 2
     controller: LowLevelCfg = field(default_factory=LowLevelCfg)
     heuristic: HeuristicCfg = field(default_factory=HeuristicCfg)
@@ -141,6 +142,8 @@ class QuadrupedControllerAction(ActionTerm):
         cfg, robot, controller = self.cfg, self.robot, self.controller
         yaw = yaw_from_quat(state.quat)
         action = action.to(state.root_pos.dtype)
+        if cfg.clip is not None:
+            action = action.clamp(cfg.clip[0], cfg.clip[1])
         command = self.command
         velocity_w = yaw_frame_to_world(command[:, 0:2], yaw)
         offsets = yaw_frame_to_world(action[:, 7:15].reshape(-1, 4, 2) * cfg.foothold_scale, yaw)
@@ -170,6 +173,32 @@ class QuadrupedControllerAction(ActionTerm):
         if self.timing:
             self.controller_seconds += time.perf_counter() - start
             self.solver_seconds = self.controller.body.solve_seconds
+
+    def export_description(self) -> dict[str, Any]:
+        cfg, legs = self.cfg, self.robot.cfg.legs
+        added = "added to the heuristic controller's" if cfg.heuristic_base else "the"
+        return {
+            "kind": "quadruped_controller",
+            "actuator_ids": self.robot.actuator_ids.reshape(-1).tolist(),
+            "clip": cfg.clip,
+            "fields": [
+                {"name": "com_acceleration", "columns": [0, 3], "scale": list(cfg.acc_lin_scale), "unit": "m/s^2",
+                 "description": f"{added} CoM target acceleration, heading frame (x forward, z up)"},
+                {"name": "angular_acceleration", "columns": [3, 6], "scale": list(cfg.acc_ang_scale),
+                 "unit": "rad/s^2", "description": f"{added} trunk target angular acceleration (roll, pitch, yaw axes)"},
+                {"name": "phase_speed_change", "columns": [6, 7], "scale": [cfg.phase_speed_scale], "unit": "1",
+                 "description": "gait phase speed = 1 + this, clamped to the gait's speed_range"},
+                {"name": "foothold_offsets", "columns": [7, 15], "scale": [cfg.foothold_scale] * 8, "unit": "m",
+                 "description": f"(x, y) per leg ({', '.join(legs)}), heading frame, added to the "
+                                f"{'Raibert footholds' if cfg.heuristic_base else 'shoulders projected to the ground'}"},
+            ],
+            "params": {
+                "legs": list(legs), "controller_rate_hz": 1.0 / self.dt, "command": cfg.command_name,
+                "heuristic_base": cfg.heuristic_base, "heading": cfg.heading,
+                "speed_range": list(self.controller.gait.cfg.speed_range),
+                "controller": "centroidal ground-reaction-force QP + swing-leg PD, torque motors (canter.control)",
+            },
+        }
 
     def reset(self, env_ids: torch.Tensor) -> None:
         state = read_state(self.env.sim, self.robot)

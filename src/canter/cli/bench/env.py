@@ -23,6 +23,7 @@ class EnvArgs:
     seed: int = 0
     cuda_graph: bool = False  # the env step as one CUDA graph (warp backend on CUDA: env.cuda_graph)
     json: bool = False  # print JSON instead of a table
+    out: str | None = None  # also write the result as DIR/env.json
 
     def run(self, rest: list[str]) -> int:
         return env_main(self)
@@ -34,7 +35,7 @@ def env_main(args: EnvArgs) -> int:
 
     from canter.bench.env import EnvBenchCfg, run_env_bench
 
-    cfg = EnvBenchCfg(**{k: v for k, v in asdict(args).items() if k != "json"})
+    cfg = EnvBenchCfg(**{k: v for k, v in asdict(args).items() if k not in ("json", "out")})
     console = Console(stderr=True)
 
     def progress(rep: int, total: int, raw: float, env: float) -> None:
@@ -43,6 +44,12 @@ def env_main(args: EnvArgs) -> int:
     console.print(f"[bold]bench env[/bold] task={args.task} num_envs={args.num_envs} backend={args.backend} "
                   f"({args.repeats} x {args.seconds:.1f} s per side)")
     result = run_env_bench(cfg, progress=progress)
+    if args.out is not None:
+        from pathlib import Path
+
+        from canter.cli.bench.output import write_report
+
+        write_report(Path(args.out) / "env.json", result.to_json())
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return 0

@@ -23,7 +23,7 @@ care; scripts that need exact displacements iterate until the error is small.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import mujoco
 import torch
@@ -124,6 +124,30 @@ class EndEffectorDeltaAction(ActionTerm):
         # binary: a student's 0.3 closes the gripper as firmly as the expert's 1.0
         fingers = torch.where(action[:, 4:5] > 0.0, self.gripper_closed, self.gripper_open)
         ctrl[:, self.finger_ctrl] = fingers.expand(-1, self.finger_ctrl.numel()).to(ctrl.dtype)
+
+    def export_description(self) -> dict[str, Any]:
+        cfg = self.cfg
+        return {
+            "kind": "ee_delta",
+            "actuator_ids": [*self.arm_ctrl.tolist(), *self.finger_ctrl.tolist()],
+            "clip": cfg.clip,
+            "fields": [
+                {"name": "tcp_displacement", "columns": [0, 3], "scale": [cfg.position_scale] * 3, "unit": "m",
+                 "description": f"move the tool centre point (site {cfg.site!r}) by this much along the world's "
+                                "x, y, z; the target is clamped to the workspace box"},
+                {"name": "yaw_change", "columns": [3, 4], "scale": [cfg.yaw_scale], "unit": "rad",
+                 "description": "turn the gripper about the vertical by this much, its approach axis pointing down"},
+                {"name": "gripper_close", "columns": [4, 5], "threshold": 0.0, "unit": "bool",
+                 "description": "close the gripper (True) or open it (False)"},
+            ],
+            "params": {
+                "site": cfg.site, "frame": "world", "workspace_low": list(cfg.workspace_low),
+                "workspace_high": list(cfg.workspace_high), "ik": "damped least squares, position servos",
+                "damping": cfg.damping, "max_rotation_error": cfg.max_rotation_error,
+                "gripper_open": cfg.gripper_open, "gripper_closed": cfg.gripper_closed,
+                "arm_actuators": int(self.arm_ctrl.numel()), "finger_actuators": int(self.finger_ctrl.numel()),
+            },
+        }
 
 
 def hinge_jacobian(axis: torch.Tensor, anchor: torch.Tensor, point: torch.Tensor) -> torch.Tensor:
