@@ -57,6 +57,24 @@ def test_every_task_builds_and_steps(task: str, backend: str):
         ended |= terminated | truncated
     assert ended.all(), "every env ends an episode within max_episode_length steps"
     assert env.episode_length_buf.max() <= env.max_episode_length
+    if backend == "cpu":  # and its policy exports: the metadata describes every action term (here, where the env is built)
+        _describes_its_policy(env, task)
+
+
+def _describes_its_policy(env: ManagerBasedRLEnv, task: str) -> None:
+    from canter.core.rng import make_generator
+    from canter.export.describe import describe_policy
+    from canter.export.exporter import exportable
+    from canter.export.metadata import PolicyMetadata
+    from canter.rl.factory import make_policy
+
+    agent_cfg = REGISTRY.get(task).agent_cfg
+    assert agent_cfg is not None
+    policy = make_policy(env.observation_shapes, env.num_actions, agent_cfg().policy, init_generator=make_generator(0, "cpu"))
+    actor, group = exportable(policy, {g: env.observation_dtypes[g] for g in policy.image_groups})
+    metadata = describe_policy(env, actor, task, group)
+    assert metadata.action_dim == env.num_actions and metadata.num_actuators >= 1
+    assert PolicyMetadata.from_props(metadata.to_props(), task) == metadata
 
 
 def test_nan_in_some_envs_terminates_them_without_crashing():
