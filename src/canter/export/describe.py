@@ -38,7 +38,10 @@ def observation_terms(env: ManagerBasedRLEnv, group: str) -> list[ObsTermInfo]:
     ]
 
 
-def _actuator_facts(model: mujoco.MjModel, actuator: int) -> tuple[str, str, float, float, float | None]:
+Facts = tuple[str, str, float, float, float | None]  # (joint name, type, kp, kd, effort limit) of one actuator
+
+
+def _actuator_facts(model: mujoco.MjModel, actuator: int) -> Facts:
     """(joint name, type, kp, kd, effort limit) of one actuator of the nominal model.
 
     A position servo is an affine-bias actuator with biasprm = (0, -kp, -kd) and gainprm[0] = kp;
@@ -61,32 +64,33 @@ def _actuator_facts(model: mujoco.MjModel, actuator: int) -> tuple[str, str, flo
     return joint, kind, kp, kd, limit
 
 
-def _joint_term(env: ManagerBasedRLEnv, term: JointAction) -> tuple[ActionTermInfo, list[int], list[float | None]]:
-    """(info, ctrl ids, per-actuator offsets) of a joint action term."""
+def _joint_term(env: ManagerBasedRLEnv, term: JointAction) -> tuple[ActionTermInfo, list[int], list[Facts], list[float | None]]:
+    """(info, ctrl ids, their facts, per-actuator offsets) of a joint action term."""
     clip = None if term.cfg.clip is None else (float(term.cfg.clip[0]), float(term.cfg.clip[1]))
     ids = [int(i) for i in term.ctrl_ids.tolist()]
-    joints = tuple(_actuator_facts(env.scene.model, i)[0] for i in ids)
-    info = ActionTermInfo(name=term.name, dim=term.action_dim, actuators=tuple(term.names), joints=joints,
+    facts = [_actuator_facts(env.scene.model, i) for i in ids]
+    info = ActionTermInfo(name=term.name, dim=term.action_dim, actuators=tuple(term.names), joints=tuple(f[0] for f in facts),
                           scale=float(term.cfg.scale), offset=term.cfg.offset, clip=clip, relative=bool(term.cfg.relative))
-    return info, ids, [float(v) for v in term.offset.tolist()]
+    return info, ids, facts, [float(v) for v in term.offset.tolist()]
 
 
-def _other_term(env: ManagerBasedRLEnv, term: ActionTerm) -> tuple[ActionTermInfo, list[int], list[float | None]]:
-    """(info, ctrl ids, None offsets) of an action term that describes itself (`export_description`)."""
+def _other_term(env: ManagerBasedRLEnv, term: ActionTerm) -> tuple[ActionTermInfo, list[int], list[Facts], list[float | None]]:
+    """(info, ctrl ids, their facts, None offsets) of an action term that describes itself (`export_description`)."""
     description = term.export_description()
     if description is None:
         raise CanterError(f"export: action term {term.name!r} ({type(term).__name__}) is neither a joint action nor "
                           "describes what its actions ask for (ActionTerm.export_description)")
     model = env.scene.model
     ids = [int(i) for i in description["actuator_ids"]]
+    facts = [_actuator_facts(model, i) for i in ids]
     clip = description.get("clip")
     info = ActionTermInfo(
         name=term.name, dim=term.action_dim, kind=str(description["kind"]),
-        actuators=tuple(model.actuator(i).name for i in ids), joints=tuple(_actuator_facts(model, i)[0] for i in ids),
+        actuators=tuple(model.actuator(i).name for i in ids), joints=tuple(f[0] for f in facts),
         clip=None if clip is None else (float(clip[0]), float(clip[1])),
         fields=[dict(f) for f in description["fields"]], params=dict(description.get("params", {})),
     )
-    return info, ids, [None] * len(ids)
+    return info, ids, facts, [None] * len(ids)
 
 
 def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, group: str = "policy") -> PolicyMetadata:
@@ -97,10 +101,9 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
     per_actuator: dict[str, list] = {k: [] for k in ("joints", "default", "scale", "offset", "kp", "kd", "limit",
                                                       "type", "range")}
     for term in env.action_manager.terms:
-        info, ids, offsets = _joint_term(env, term) if isinstance(term, JointAction) else _other_term(env, term)
+        info, ids, facts, offsets = _joint_term(env, term) if isinstance(term, JointAction) else _other_term(env, term)
         action_terms.append(info)
-        for i, offset in zip(ids, offsets, strict=True):
-            joint, kind, kp, kd, limit = _actuator_facts(model, i)
+        for i, (joint, kind, kp, kd, limit), offset in zip(ids, facts, offsets, strict=True):
             column = env.scene.names("joint").index(joint)
             per_actuator["joints"].append(joint)
             per_actuator["default"].append(float(env.scene.default_joint_pos[column]))

@@ -83,6 +83,8 @@ class PolicyRuntime:
             self._low = np.array([-np.inf if r is None else r[0] for r in ranges])
             self._high = np.array([np.inf if r is None else r[1] for r in ranges])
             self._relative = np.concatenate([np.full(t.dim, t.relative) for t in md.action_terms])
+            ends = np.cumsum([t.dim for t in md.action_terms])
+            self._term_offsets = {t.name: self._offset[end - t.dim : end] for t, end in zip(md.action_terms, ends, strict=True)}
         self._targets: np.ndarray | None = None  # (B, action_dim) float64 targets of relative joint terms
         self._history: dict[str, np.ndarray] = {}
         self._state: list[np.ndarray] = []
@@ -235,9 +237,7 @@ class PolicyRuntime:
                 if term.relative:
                     out[term.name] = {"ctrl_change": np.float32(term.scale) * part}
                 else:
-                    offset = np.array([o for o, t in zip(self.metadata.action_offset, self._owners(), strict=True)
-                                       if t == term.name], dtype=np.float32)
-                    out[term.name] = {"ctrl": offset + np.float32(term.scale) * part}
+                    out[term.name] = {"ctrl": self._term_offsets[term.name] + np.float32(term.scale) * part}
                 continue
             values: dict[str, np.ndarray] = {}
             for spec in term.fields:
@@ -249,10 +249,6 @@ class PolicyRuntime:
                     values[spec["name"]] = np.asarray(spec["scale"], dtype=np.float32) * column
             out[term.name] = values
         return out
-
-    def _owners(self) -> list[str]:
-        """The action term of each actuator, in the per-actuator lists' order."""
-        return [term.name for term in self.metadata.action_terms for _ in term.actuators]
 
     def _clipped(self, actions: ArrayLike) -> np.ndarray:
         """Actions as the terms see them: clamped to ±action_clip, then each term's slice to its clip."""
