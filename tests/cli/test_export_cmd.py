@@ -73,6 +73,8 @@ def test_bad_arguments_raise_canter_errors(run_dir, exported, tmp_path):
         (["deploy", "run", str(_plain_onnx(tmp_path / "plain.onnx"))], "is not a Canter policy"),
         (["deploy", "run", str(policy), "--rate", "7"], "--rate 7 Hz is not a whole number of physics steps"),
         (["deploy", "run", str(policy), "dog-flat"], "task 'dog-flat' steps physics at"),
+        (["deploy", "run", str(policy), "--photos", "unseen"], "--photos: this task composes no camera image over photos"),
+        (["deploy", "run", str(policy), "--command", "1", "0", "0"], "--command: this task has no velocity command"),
     ]
     for argv, message in cases:
         with pytest.raises(CanterError, match=message):

@@ -155,7 +155,7 @@ def test_wrist_camera_policy_runs_in_the_real_time_loop(tmp_path):
     runtime, _ = _export(env, "arm-grasp", tmp_path / "grasp.onnx")
     md = runtime.metadata
     assert md.image_inputs == [{"name": "image_wrist", "group": "wrist", "shape": [3, 64, 64], "dtype": "uint8"}]
-    result = run_realtime(runtime, "arm-grasp", RealtimeCfg(duration_s=0.5, seed=0))
-    assert result["ticks"] >= 3 and result["ctrl_max_abs_diff"] is None
+    result = run_realtime(runtime, "arm-grasp", RealtimeCfg(duration_s=0.5, seed=0, photos="unseen"))
+    assert result["ticks"] >= 3 and result["ctrl_max_abs_diff"] is None and result["photos"] == "unseen"
     assert result["ctrl_check"].startswith("none: ee_delta (ee_delta) asks a controller")
     assert result["inference_us"]["p50"] > 0

@@ -91,3 +91,17 @@ def test_loop_names_what_ended_each_episode(tmp_path):
     assert result["episodes"] >= 2 and len(result["episode_endings"]) == result["episodes"]
     assert result["ended_by"] == {"cart_out_of_bounds": 1.0}
     assert result["ctrl_max_abs_diff"] < 1e-6
+
+
+def test_loop_holds_a_command_and_refuses_photos_a_task_lacks(policy_file):
+    runtime = PolicyRuntime(policy_file)
+    env = stand_in_env(runtime, "dog-flat", 50.0, seed=0, command=(0.7, -0.2, 0.3))
+    env.reset()
+    for _ in range(3):
+        terms, _ = sensor_reader(env, runtime)()
+        assert terms["velocity_commands"].tolist() == pytest.approx([0.7, -0.2, 0.3])
+        env.step(torch.zeros(1, env.num_actions))
+    result = run_realtime(runtime, "dog-flat", RealtimeCfg(duration_s=0.1, command=(0.7, -0.2, 0.3)))
+    assert result["command"] == [0.7, -0.2, 0.3] and result["photos"] is None
+    with pytest.raises(CanterError, match="--photos: this task composes no camera image over photos"):
+        run_realtime(runtime, "dog-flat", RealtimeCfg(duration_s=0.1, photos="unseen"))

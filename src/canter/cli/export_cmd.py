@@ -75,6 +75,8 @@ class DeployCmd:
     duration: float = 10.0  # seconds of wall time
     spin_us: float = 200.0  # busy-wait this long before each tick instead of sleeping
     seed: int = 0
+    photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
+    command: tuple[float, float, float] | None = None  # velocity tasks: hold (vx, vy, wz), m/s and rad/s
     json: bool = False
     out: str | None = None  # also write the result JSON (deploy.json) into this directory
 
@@ -88,7 +90,8 @@ def deploy_main(args: DeployCmd) -> int:
     from canter.export.realtime import RealtimeCfg, run_realtime
     from canter.export.runtime import PolicyRuntime
 
-    cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, spin_us=args.spin_us, seed=args.seed)
+    cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, spin_us=args.spin_us, seed=args.seed,
+                      photos=args.photos, command=args.command)
     runtime = PolicyRuntime(args.policy)
     task = args.task or runtime.metadata.task
     console = Console(stderr=True)

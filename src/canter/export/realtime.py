@@ -47,6 +47,7 @@ from canter.core.errors import CanterError
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export.describe import observation_terms
 from canter.export.runtime import PolicyRuntime
+from canter.runs.args import apply_command, apply_photos
 from canter.tasks import REGISTRY
 
 
@@ -54,12 +55,16 @@ from canter.tasks import REGISTRY
 class RealtimeCfg:
     """rate_hz: loop rate (None: the policy's control frequency). duration_s: wall time to run.
     spin_us: the last microseconds before a tick are busy-waited instead of slept (punctual wake-ups
-    for a few % of one core). seed: of the stand-in env (initial state, commands)."""
+    for a few % of one core). seed: of the stand-in env (initial state, commands). photos: where a task
+    composes camera images over photos, take them from "train", "unseen" (kept out of training) or a
+    folder, as they are (as `canter eval --photos`). command: velocity tasks hold (vx, vy, wz) throughout."""
 
     rate_hz: float | None = None
     duration_s: float = 10.0
     spin_us: float = 200.0
     seed: int = 0
+    photos: str | None = None
+    command: tuple[float, float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.rate_hz is not None and not self.rate_hz > 0:
@@ -70,14 +75,19 @@ class RealtimeCfg:
             raise CanterError(f"--spin-us: must be >= 0, got {self.spin_us}")
 
 
-def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int) -> ManagerBasedRLEnv:
-    """One env of `task` on the cpu, stepping 1/rate_hz of physics per control step; its policy
-    observation group must have the policy's layout."""
+def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int, *, photos: str | None = None,
+                 command: tuple[float, float, float] | None = None) -> ManagerBasedRLEnv:
+    """One env of `task` on the cpu, stepping 1/rate_hz of physics per control step (photos and command:
+    see RealtimeCfg); its policy observation group must have the policy's layout."""
     md = runtime.metadata
     decimation = round(1.0 / (rate_hz * md.physics_dt))
     if decimation < 1 or not math.isclose(decimation * md.physics_dt * rate_hz, 1.0, rel_tol=1e-6):
         raise CanterError(f"--rate {rate_hz:g} Hz is not a whole number of physics steps of {md.physics_dt:g} s")
     cfg = REGISTRY.get_mujoco(task, "deploy run").env_cfg()
+    if photos is not None:
+        apply_photos(cfg, photos, as_they_are=True)
+    if command is not None:
+        apply_command(cfg, command)
     cfg.num_envs, cfg.device, cfg.seed, cfg.decimation = 1, "cpu", seed, decimation
     cfg.sim.num_threads = 1
     env = ManagerBasedRLEnv(cfg)
@@ -164,7 +174,7 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
     """Runs the loop for cfg.duration_s of wall time (round(duration · rate) scheduled ticks, minus
     the skipped ones) and returns its timing and return statistics (times in µs)."""
     rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
-    env = stand_in_env(runtime, task, rate, cfg.seed)
+    env = stand_in_env(runtime, task, rate, cfg.seed, photos=cfg.photos, command=cfg.command)
     read = sensor_reader(env, runtime)
     period, spin = 1.0 / rate, cfg.spin_us * 1e-6
     scheduled = max(1, round(cfg.duration_s * rate))
@@ -220,4 +230,5 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
         "mean_episode_return": float(np.mean(episodes.returns)) if episodes.returns else None,
         "unfinished_episode_return": episodes.current,
         "spin_us": cfg.spin_us, "loadavg_1min": [load_start, os.getloadavg()[0]],
+        "photos": cfg.photos, "command": None if cfg.command is None else list(cfg.command),
     }
