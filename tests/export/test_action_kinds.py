@@ -148,6 +148,10 @@ def test_joint_policies_keep_format_1_and_malformed_fields_are_refused(env, poli
     with pytest.raises(CanterError, match=r"f\.onnx: policy metadata: the fields of action term 'joint_pos' do not "
                                           r"cover its 12 columns once each"):
         PolicyMetadata.from_props(arm, "f.onnx")
+    arm["action_terms"] = terms.replace('"fields": []', '"fields": [{"name": "x", "columns": [0, 12], "scale": [1]}]')
+    with pytest.raises(CanterError, match=r"field 'x' of action term 'joint_pos' needs a name and either one scale per "
+                                          r"column \(12\) or a threshold"):
+        PolicyMetadata.from_props(arm, "f.onnx")
 
 
 def test_wrist_camera_policy_runs_in_the_real_time_loop(tmp_path):

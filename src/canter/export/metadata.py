@@ -90,6 +90,13 @@ class ActionTermInfo:
         if [c for span in covered for c in range(*span)] != list(range(self.dim)):
             raise CanterError(f"policy metadata: the fields of action term {self.name!r} do not cover its "
                               f"{self.dim} columns once each")
+        for spec in self.fields:
+            first, stop = spec["columns"]
+            scale, threshold = spec.get("scale"), spec.get("threshold")
+            if not isinstance(spec.get("name"), str) or (threshold is None) == (scale is None) or (
+                    scale is not None and len(scale) != stop - first):
+                raise CanterError(f"policy metadata: field {spec.get('name')!r} of action term {self.name!r} needs a "
+                                  f"name and either one scale per column ({stop - first}) or a threshold")
 
     @property
     def is_commands(self) -> bool:
