@@ -304,3 +304,50 @@ def test_play_interrupted_keeps_the_video_so_far_and_says_where(tmp_path, capsys
     assert f"video so far: {video} (5 frames" in " ".join(capsys.readouterr().out.split())
     assert iio.improps(video).shape[1:] == (336, 336, 3)
     assert sum(1 for _ in iio.imiter(video)) == 5
+
+
+
+def test_play_stopped_by_sigterm_keeps_the_video_and_a_failed_play_keeps_the_old_one(tmp_path, capsys, monkeypatch):
+    """SIGTERM during `canter play --video` ends the step under way: the frames so far are a readable mp4, the
+    command ends "interrupted by SIGTERM" (exit 143). A play that fails leaves the video already at the path as it
+    was, and no staged file behind."""
+    import os
+    import signal
+
+    import imageio.v3 as iio
+
+    from canter.cli.main import main
+    from canter.cli.video import FrameVideoRecorder
+    from canter.core.errors import Interrupted
+
+    run = tmp_path / "pong"
+    assert main(["train", "atari-pong", "--num-envs", "2", "--max-iterations", "1", "--run-dir", str(run),
+                 "--env.max-episode-frames", "400", "--agent.algo.num-steps-per-env", "8", "--quiet"]) == 0
+    capture = FrameVideoRecorder.capture
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    video = tmp_path / "pong.mp4"
+
+    def capture_then(event):
+        def patched(self):
+            capture(self)
+            if self.frames == 5:
+                event()
+        return patched
+
+    monkeypatch.setattr(FrameVideoRecorder, "capture", capture_then(lambda: os.kill(os.getpid(), signal.SIGTERM)))
+    capsys.readouterr()
+    with pytest.raises(Interrupted) as stopped:
+        main(["play", str(run), "--steps", "50", "--num-envs", "2", "--video", str(video)])
+    assert stopped.value.signum == signal.SIGTERM
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"video so far: {video} (5 frames" in out and "played 5 steps x 2 envs" in out
+    assert sum(1 for _ in iio.imiter(video)) == 5
+    before = video.read_bytes()
+
+    def fail():
+        raise RuntimeError("renderer lost")
+
+    monkeypatch.setattr(FrameVideoRecorder, "capture", capture_then(fail))
+    with pytest.raises(RuntimeError, match="renderer lost"):
+        main(["play", str(run), "--steps", "50", "--num-envs", "2", "--video", str(video)])
+    assert video.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["pong", "pong.mp4"]

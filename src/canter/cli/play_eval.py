@@ -15,7 +15,7 @@ import torch
 from rich.console import Console
 
 from canter.core.device import torch_threads
-from canter.core.errors import CanterError
+from canter.core.errors import CanterError, Interrupted
 from canter.runs.load import load_run
 from canter.runs.rundir import check_writable_file
 
@@ -264,8 +264,11 @@ def play_main(args: PlayArgs) -> int:
     total = torch.zeros(env.num_envs)
     finished: list[float] = []
     console = Console()
+    played = 0
     try:
-        with torch.no_grad(), torch_threads(runner.rollout_threads):
+        # Ctrl-C, SIGTERM or SIGHUP: stop after the step under way, the frames so far a playable video;
+        # a second Ctrl-C stops at once (KeyboardInterrupt, below)
+        with torch.no_grad(), torch_threads(runner.rollout_threads), runner.stop_signals():
             for _ in range(steps):
                 obs, reward, terminated, truncated, extras = env.step(policy.act_inference(obs))
                 policy.reset(terminated | truncated)
@@ -274,18 +277,30 @@ def play_main(args: PlayArgs) -> int:
                 finished += extras["episode_return"][done].tolist()
                 if recorder is not None:
                     recorder.capture()
-    except KeyboardInterrupt:  # Ctrl-C: the frames so far stay a playable video, and the line says where
+                played += 1
+                if runner.received_signal is not None:
+                    stopped = runner.received_signal
+                    break
+            else:
+                stopped = None
+    except KeyboardInterrupt:  # the frames so far stay a playable video, and the line says where
         if recorder is not None:
             console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
         raise
+    except BaseException:  # a play that failed leaves the video already at --video (if any) as it was
+        if recorder is not None:
+            recorder.discard()
+        raise
     if recorder is not None:
         path = recorder.close()
-        console.print(f"video: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+        console.print(f"{'video so far' if stopped else 'video'}: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
         if args.strip:
             console.print(f"frame strip: {write_frame_strip(recorder.kept, Path(args.strip))}")
-    head = f"played {steps} steps x {env.num_envs} envs: "
+    head = f"played {played} steps x {env.num_envs} envs: "
     if finished:
         console.print(f"{head}{len(finished)} episodes ended, mean return {sum(finished) / len(finished):.3f}")
     else:
         console.print(f"{head}no episode ended; return so far {float(total.mean()):.3f} (mean over envs)")
+    if stopped is not None:
+        raise Interrupted(int(stopped))
     return 0

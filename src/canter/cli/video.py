@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,43 @@ TERRAIN_MARGIN = 6.0
 
 class _Recorder:
     """Appends frames to the mp4 writer; with keep_every > 0 also keeps every keep_every-th frame
-    (at most STRIP_FRAMES) for a frame strip."""
+    (at most STRIP_FRAMES) for a frame strip. The video is written to a hidden file beside `path` and
+    moved onto it by `close()`, so a video already at `path` stays until a new one replaces it whole;
+    `discard()` (a play that failed) drops the new one."""
 
     writer: Any
+    path: Path
 
     def __init__(self) -> None:
         self.frames = 0
         self.keep_every = 0
         self.kept: list[np.ndarray] = []
+
+    @property
+    def staged(self) -> Path:
+        """Where the video is written until `close()` (same folder and suffix: ffmpeg picks the container by it)."""
+        return self.path.with_name(f".{self.path.stem}.partial{self.path.suffix}")
+
+    def _open(self, macro_block_size: int) -> None:
+        try:
+            import imageio.v2 as imageio
+        except ImportError as err:
+            raise CanterError("writing video needs imageio and imageio-ffmpeg (pip install imageio imageio-ffmpeg)") from err
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.writer = imageio.get_writer(str(self.staged), fps=self.fps, codec="libx264", quality=7,
+                                         macro_block_size=macro_block_size)
+
+    def _finish(self, keep: bool) -> Path:
+        self.writer.close()
+        if keep:
+            os.replace(self.staged, self.path)
+        else:
+            self.staged.unlink(missing_ok=True)
+        return self.path
+
+    def discard(self) -> None:
+        """Closes the writer and drops the video written so far (whatever was at `path` stays)."""
+        self._finish(keep=False)
 
     def _append(self, frame: np.ndarray) -> None:
         self.writer.append_data(frame)
@@ -72,12 +102,7 @@ class VideoRecorder(_Recorder):
         else:
             self._build(env.sim.model)
         self.camera = camera if camera is not None else (0 if self.model.ncam > 0 else -1)
-        try:
-            import imageio.v2 as imageio
-        except ImportError as err:
-            raise CanterError("writing video needs imageio and imageio-ffmpeg (pip install imageio imageio-ffmpeg)") from err
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.writer = imageio.get_writer(str(self.path), fps=self.fps, codec="libx264", quality=7, macro_block_size=8)
+        self._open(macro_block_size=8)
 
     def _build(self, model: mujoco.MjModel) -> None:
         model.vis.global_.offwidth = max(model.vis.global_.offwidth, self.width)
@@ -118,9 +143,12 @@ class VideoRecorder(_Recorder):
         self._append(np.asarray(self.renderer.render()))
 
     def close(self) -> Path:
-        self.writer.close()
         self.renderer.close()
-        return self.path
+        return self._finish(keep=True)
+
+    def discard(self) -> None:
+        self.renderer.close()
+        super().discard()
 
 
 class FrameVideoRecorder(_Recorder):
@@ -128,16 +156,11 @@ class FrameVideoRecorder(_Recorder):
     scaled up by `scale` with nearest-neighbour pixels), written as mp4 at the env's step rate."""
 
     def __init__(self, env, path: str, group: str = "policy", scale: int = 4):
-        try:
-            import imageio.v2 as imageio
-        except ImportError as err:
-            raise CanterError("writing video needs imageio and imageio-ffmpeg (pip install imageio imageio-ffmpeg)") from err
         self.env, self.group, self.scale = env, group, scale
         self.path = Path(path)
         self.fps = 1.0 / env.step_dt
         super().__init__()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.writer = imageio.get_writer(str(self.path), fps=self.fps, codec="libx264", quality=7, macro_block_size=4)
+        self._open(macro_block_size=4)
 
     def capture(self) -> None:
         frame = self.env.get_observations()[self.group][0, -1].detach().cpu().numpy()
@@ -145,5 +168,4 @@ class FrameVideoRecorder(_Recorder):
         self._append(np.repeat(frame[..., None], 3, axis=2))
 
     def close(self) -> Path:
-        self.writer.close()
-        return self.path
+        return self._finish(keep=True)
