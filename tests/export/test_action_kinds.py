@@ -152,6 +152,9 @@ def test_joint_policies_keep_format_1_and_malformed_fields_are_refused(env, poli
     with pytest.raises(CanterError, match=r"field 'x' of action term 'joint_pos' needs a name and either one scale per "
                                           r"column \(12\) or a threshold"):
         PolicyMetadata.from_props(arm, "f.onnx")
+    arm["action_terms"] = terms.replace('"fields": []', '"fields": [{"name": "x", "columns": [0, 12, 1], "scale": [1]}]')
+    with pytest.raises(CanterError, match=r"f\.onnx: malformed Canter policy metadata"):
+        PolicyMetadata.from_props(arm, "f.onnx")
 
 
 def test_wrist_camera_policy_runs_in_the_real_time_loop(tmp_path):

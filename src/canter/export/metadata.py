@@ -223,7 +223,7 @@ class PolicyMetadata:
             values["observation_terms"] = [_obs_term(t) for t in values["observation_terms"]]
             values["action_terms"] = [_action_term(t) for t in values["action_terms"]]
             return cls(**values)
-        except (TypeError, KeyError) as err:
+        except (TypeError, KeyError, ValueError) as err:
             raise CanterError(f"{source}: malformed Canter policy metadata ({err})") from err
         except CanterError as err:
             raise CanterError(f"{source}: {err}") from err
