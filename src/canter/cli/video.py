@@ -48,10 +48,12 @@ class _Recorder:
 
     def _finish(self, keep: bool) -> Path:
         self.writer.close()
+        if not self.staged.exists():  # no frame was written: ffmpeg never started, and there is no file
+            return self.path
         if keep:
             os.replace(self.staged, self.path)
         else:
-            self.staged.unlink(missing_ok=True)
+            self.staged.unlink()
         return self.path
 
     def discard(self) -> None:
