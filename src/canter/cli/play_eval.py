@@ -264,7 +264,7 @@ def play_main(args: PlayArgs) -> int:
     total = torch.zeros(env.num_envs)
     finished: list[float] = []
     console = Console()
-    played = 0
+    played, stopped = 0, None
     try:
         # Ctrl-C, SIGTERM or SIGHUP: stop after the step under way, the frames so far a playable video;
         # a second Ctrl-C stops at once (KeyboardInterrupt, below)
@@ -278,11 +278,9 @@ def play_main(args: PlayArgs) -> int:
                 if recorder is not None:
                     recorder.capture()
                 played += 1
-                if runner.received_signal is not None:
-                    stopped = runner.received_signal
+                stopped = runner.received_signal
+                if stopped is not None:
                     break
-            else:
-                stopped = None
     except KeyboardInterrupt:  # the frames so far stay a playable video, and the line says where
         if recorder is not None:
             console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
