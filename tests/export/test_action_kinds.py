@@ -98,7 +98,7 @@ def test_arm_end_effector_deltas_are_fields_and_ctrl_is_refused(tmp_path):
     runtime, _ = _export(env, "arm-grasp-state", tmp_path / "arm.onnx")
     md = load_metadata(tmp_path / "arm.onnx")
     (term,) = md.action_terms
-    assert md.format_version == FORMAT_VERSION == 2 and not md.actions_are_commands
+    assert md.format_version == 2 and FORMAT_VERSION == 3 and not md.actions_are_commands
     assert term.kind == "ee_delta" and term.dim == 5 and term.actuators == ARM_ACTUATORS
     assert [f["name"] for f in term.fields] == ["tcp_displacement", "yaw_change", "gripper_close"]
     assert term.params["site"] == "tcp" and term.params["workspace_low"] == [0.2, -0.4, 0.422]
@@ -149,8 +149,8 @@ def test_joint_policies_keep_format_1_and_malformed_fields_are_refused(env, poli
                                           r"cover its 12 columns once each"):
         PolicyMetadata.from_props(arm, "f.onnx")
     arm["action_terms"] = terms.replace('"fields": []', '"fields": [{"name": "x", "columns": [0, 12], "scale": [1]}]')
-    with pytest.raises(CanterError, match=r"field 'x' of action term 'joint_pos' needs a name and either one scale per "
-                                          r"column \(12\) or a threshold"):
+    with pytest.raises(CanterError, match=r"field 'x' of action term 'joint_pos' needs a name and one of: a scale per "
+                                          r"column \(12\), a threshold, a choice per column"):
         PolicyMetadata.from_props(arm, "f.onnx")
     arm["action_terms"] = terms.replace('"fields": []', '"fields": [{"name": "x", "columns": [0, 12, 1], "scale": [1]}]')
     with pytest.raises(CanterError, match=r"f\.onnx: malformed Canter policy metadata"):

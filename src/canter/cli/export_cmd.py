@@ -32,6 +32,7 @@ class ExportArgs:
 def export_main(args: ExportArgs) -> int:
     from rich.console import Console
 
+    from canter.envs.atari import AtariEnv
     from canter.envs.manager_env import ManagerBasedRLEnv
     from canter.export.exporter import SUFFIX, export_policy
     from canter.runs.load import load_run
@@ -46,15 +47,16 @@ def export_main(args: ExportArgs) -> int:
     command, run_args, runner = load_run(args.run_dir, args.record_envs, args.checkpoint)
     task = command.task
     env = runner.env
-    if not isinstance(env, ManagerBasedRLEnv):
-        raise CanterError(f"export: task {task!r} is an Atari game; export writes the metadata of MuJoCo robots "
-                          "(joints, gains, action terms) and supports MuJoCo tasks only")
+    if not isinstance(env, ManagerBasedRLEnv | AtariEnv):
+        raise CanterError(f"export: task {task!r}'s env ({type(env).__name__}) is neither a MuJoCo robot's nor an Atari game's")
     report = export_policy(env, runner.algorithm.policy, task, fmt=args.format, out=out, quantize=args.quantize,
                            record_steps=args.record_steps, seed=run_args.seed)
     console = Console()
     md = report.metadata
-    console.print(f"[bold]canter export[/bold] {task} ({md.architecture}, {md.observation_dim} obs -> "
-                  f"{md.action_dim} actions, {md.control_frequency_hz:g} Hz, normalizer {md.normalizer}) -> [cyan]{out}[/cyan]")
+    reads = (f"frames {'x'.join(map(str, md.image_inputs[0]['shape']))} -> {md.action_dim} logits of "
+             f"{md.game['rom']}'s actions" if md.game is not None else f"{md.observation_dim} obs -> {md.action_dim} actions")
+    console.print(f"[bold]canter export[/bold] {task} ({md.architecture}, {reads}, {md.control_frequency_hz:g} Hz, "
+                  f"normalizer {md.normalizer}) -> [cyan]{out}[/cyan]")
     for precision, errors in report.errors.items():
         shown = ", ".join(f"{name} {value:.2e}" for name, value in errors.items())
         against = "torch policy" if precision == "fp32" else "fp32 export"

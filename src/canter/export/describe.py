@@ -1,4 +1,5 @@
-"""Reads the metadata of an exported policy off the env it was trained in and the policy itself."""
+"""Reads the metadata of an exported policy off the env it was trained in and the policy itself:
+a MuJoCo robot's (`describe_policy`) or an Atari game's (`describe_game_policy`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import mujoco
 
 import canter
 from canter.core.errors import CanterError
+from canter.envs.atari import FRAMES_PER_SECOND, AtariEnv
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export.metadata import ActionTermInfo, ObsTermInfo, PolicyMetadata, format_version_for
 from canter.export.module import ExportableActor
@@ -152,4 +154,42 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
         normalizer=actor.normalizer,
         canter_version=canter.__version__,
         format_version=format_version_for(action_terms),
+    )
+
+
+def describe_game_policy(env: AtariEnv, actor: ExportableActor, task: str) -> PolicyMetadata:
+    """The metadata of `actor`, trained on the Atari task `task` in `env`: one discrete action term
+    whose columns are the logits of the game's action set, the frames it reads (uint8, as the emulator
+    preprocesses them) and the game's settings as trained (metadata `game`)."""
+    import ale_py
+
+    if actor.obs_dim or actor.image_groups != ["policy"] or actor.rnn is not None:
+        raise CanterError("export: an Atari policy reads the frame stack only, through a feed-forward network")
+    cfg = env.cfg
+    names = [getattr(action, "name", str(action)) for action in env.action_set]
+    term = ActionTermInfo(
+        name="game", dim=env.num_actions, actuators=(), joints=(), kind="discrete",
+        fields=[{"name": "action", "columns": [0, env.num_actions], "choices": names, "unit": "",
+                 "description": "logits over the game's action set: the greedy action is the largest; "
+                                "sample from softmax(logits) for the stochastic policy"}],
+    )
+    inputs, outputs = io_names(actor.architecture, actor.image_groups, vector_input=False)
+    game = {
+        "engine": "ale-py", "engine_version": ale_py.__version__, "rom": cfg.game, "action_set": names,
+        "frameskip": cfg.frameskip, "max_pool_last_two_frames": True, "grayscale": True,
+        "resize": [cfg.size, cfg.size], "resize_interpolation": "area", "stack": cfg.stack,
+        "stack_order": "oldest first", "repeat_action_probability": cfg.repeat_action_probability,
+        "noop_max": cfg.noop_max, "fire_reset": cfg.use_fire_reset, "max_episode_frames": cfg.max_episode_frames,
+        "full_action_space": cfg.full_action_space,
+    }
+    return PolicyMetadata(
+        task=task, architecture=actor.architecture, observation_group="", observation_dim=0, observation_terms=[],
+        action_dim=env.num_actions, action_terms=[term], joint_names=[], default_joint_pos=[], action_scale=[],
+        action_offset=[], kp=[], kd=[], effort_limit=[], actuator_types=[],
+        control_frequency_hz=FRAMES_PER_SECOND / cfg.frameskip, physics_dt=1.0 / FRAMES_PER_SECOND,
+        decimation=cfg.frameskip,
+        image_inputs=[{"name": inputs[0], "group": "policy", "shape": list(actor.image_shapes[0]),
+                       "dtype": str(actor.image_dtypes[0]).removeprefix("torch.")}],
+        inputs=inputs, outputs=outputs, normalizer=actor.normalizer, game=game, canter_version=canter.__version__,
+        format_version=format_version_for([term], vector_input=False, game=True),
     )

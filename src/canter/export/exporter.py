@@ -20,9 +20,10 @@ import numpy as np
 import torch
 
 from canter.core.errors import CanterError
+from canter.envs.atari import AtariEnv
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export import parity
-from canter.export.describe import describe_policy
+from canter.export.describe import describe_game_policy, describe_policy
 from canter.export.metadata import PolicyMetadata
 from canter.export.module import ExportableActor, vector_groups
 from canter.export.onnx_export import save_onnx
@@ -55,13 +56,18 @@ class ExportReport:
                 "recorded_envs": self.recorded_envs, "parity_tolerance": parity.PARITY_TOLERANCE}
 
 
-def exportable(policy: ActorCritic, image_dtypes: dict[str, torch.dtype] | None = None) -> tuple[ExportableActor, str]:
+def exportable(policy: ActorCritic, image_dtypes: dict[str, torch.dtype] | None = None, *,
+               images_only: bool = False) -> tuple[ExportableActor, str | None]:
     """(actor, vector observation group) of a policy whose actor reads exactly one vector group (and
-    any number of image groups, whose dtypes as the env emits them are `image_dtypes`)."""
+    any number of image groups, whose dtypes as the env emits them are `image_dtypes`); with
+    images_only (an Atari policy), (actor, None) of one that reads image groups only."""
     groups = vector_groups(policy)
-    if len(groups) != 1:
+    if images_only and not groups and policy.image_groups:
+        return ExportableActor(policy, image_dtypes), None
+    if len(groups) != 1 or images_only:
         raise CanterError(f"export: the actor reads {len(groups)} vector observation groups {tuple(groups)}; "
-                          f"export supports one (plus image groups)")
+                          f"export supports " + ("none (image groups only) for a game" if images_only else
+                                                 "one (plus image groups)"))
     return ExportableActor(policy, image_dtypes), groups[0]
 
 
@@ -71,7 +77,7 @@ def _check(name: str, error: float, reference: np.ndarray) -> None:
                           f"(tolerance {parity.PARITY_TOLERANCE:g} x max(1, |a|))")
 
 
-def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorCritic, group: str,
+def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorCritic, group: str | None,
                  recordings: dict[str, parity.Recording]) -> tuple[dict[str, float], float]:
     """(max |Δa| between the written fp32 file and the torch policy per recording, max |a| on the
     recorded observations); raises CanterError if an error is too large."""
@@ -82,7 +88,8 @@ def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorC
             actions = parity.onnx_actions(PolicyRuntime(path), recording)
         else:
             module, _ = load_torchscript(path)
-            actions = parity.module_actions(module, len(actor.state_names), actor.num_layers, actor.hidden_dim, recording)
+            actions = parity.module_actions(module, len(actor.state_names), actor.num_layers, actor.hidden_dim, recording,
+                                            vector_input=actor.obs_dim > 0)
         errors[name] = parity.max_error(actions, reference)
         _check(f"{fmt} on {name} observations", errors[name], reference)
         if name == "recorded":
@@ -90,15 +97,21 @@ def _fp32_errors(fmt: Format, path: Path, actor: ExportableActor, policy: ActorC
     return errors, max_abs
 
 
-def export_policy(env: ManagerBasedRLEnv, policy: ActorCritic, task: str, *, fmt: Format, out: str | Path,
+def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: str, *, fmt: Format, out: str | Path,
                   quantize: Literal["int8"] | None = None, record_steps: int = 100, seed: int = 0) -> ExportReport:
-    """Writes `out` and its JSON report; see the module docstring. `env` must be the policy's env."""
+    """Writes `out` and its JSON report; see the module docstring. `env` must be the policy's env (a
+    MuJoCo robot's, or an Atari game's: its policy reads the frames only and its actions are logits)."""
     if fmt not in SUFFIX:
         raise CanterError(f"--format: {fmt!r} is not one of 'onnx', 'torchscript'")
     policy.eval()
     dtypes = getattr(env, "observation_dtypes", None) or {}
-    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups})
-    metadata = describe_policy(env, actor, task, group)
+    game = isinstance(env, AtariEnv)
+    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups}, images_only=game)
+    if isinstance(env, AtariEnv):
+        metadata = describe_game_policy(env, actor, task)
+    else:
+        assert group is not None
+        metadata = describe_policy(env, actor, task, group)
     if metadata.observation_dim != actor.obs_dim:
         raise CanterError(f"export: group {group!r} has {metadata.observation_dim} columns, the actor reads {actor.obs_dim}")
     recordings = {
@@ -143,7 +156,7 @@ def _write_int8(fmt: Format, fp32_path: Path, out: Path, actor: ExportableActor,
     quantized = quantize_actor(actor)
     states = (len(actor.state_names), actor.num_layers, actor.hidden_dim)
     error = parity.max_error(parity.module_actions(quantized, *states, recording),
-                             parity.module_actions(actor, *states, recording))
+                             parity.module_actions(actor, *states, recording))  # both take (B, 0) obs
     metadata.quantization, metadata.int8_max_action_error = QUANTIZATION, error
     save_torchscript(actor, metadata, out, module=quantized)
     return error

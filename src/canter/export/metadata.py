@@ -9,8 +9,10 @@ command, a body acceleration), the PD gains and force limits of the actuators of
 model, the control frequency and the recurrent state.
 
 Format versions: 1 describes absolute joint actions only; 2 adds relative joint targets (`relative`,
-`ctrl_range`) and action terms of other kinds (`kind`, `fields`, `params`). A file is written with the
-lowest version that describes it, so a policy of joint actions still loads in a Canter that reads 1.
+`ctrl_range`) and action terms of other kinds (`kind`, `fields`, `params`); 3 adds policies that read
+images only (no `obs` input) and choose among discrete actions (a field with `choices`), with the game
+they play and its preprocessing (`game`: an Atari policy). A file is written with the lowest version that
+describes it, so a policy of joint actions still loads in a Canter that reads 1.
 
 This module imports neither torch nor onnx: the torch-free runtime uses it.
 """
@@ -25,7 +27,7 @@ from typing import Any
 from canter.core.errors import CanterError
 
 FORMAT = "canter-policy"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 JOINT = "joint"  # the kind of an action term whose actions are actuator commands
 TORCHSCRIPT_EXTRA_FILE = "canter.json"
 
@@ -64,8 +66,10 @@ class ActionTermInfo:
     what a controller on the robot is asked for; `actuators`/`joints` are the actuators that
     controller drives, `fields` say what each column asks for and `params` hold the controller's
     settings as trained. A field is {"name", "columns": [start, stop) within the term, "unit",
-    "description", and either "scale" (one factor per column: value = scale · clip(action)) or
-    "threshold" (value = action > threshold, a binary command)}; `PolicyRuntime.commands` computes them.
+    "description", and one of "scale" (one factor per column: value = scale · clip(action)), "threshold"
+    (value = action > threshold, a binary command) or "choices" (one name per column: the columns are
+    logits and value = the index of the largest, a discrete choice such as a game's joystick action)};
+    `PolicyRuntime.commands` computes them.
     """
 
     name: str
@@ -92,21 +96,31 @@ class ActionTermInfo:
                               f"{self.dim} columns once each")
         for spec in self.fields:
             first, stop = spec["columns"]
-            scale, threshold = spec.get("scale"), spec.get("threshold")
-            if not isinstance(spec.get("name"), str) or (threshold is None) == (scale is None) or (
-                    scale is not None and len(scale) != stop - first):
+            given = [key for key in ("scale", "threshold", "choices") if spec.get(key) is not None]
+            per_column = spec.get("scale") if spec.get("scale") is not None else spec.get("choices")
+            if not isinstance(spec.get("name"), str) or len(given) != 1 or (
+                    per_column is not None and len(per_column) != stop - first):
                 raise CanterError(f"policy metadata: field {spec.get('name')!r} of action term {self.name!r} needs a "
-                                  f"name and either one scale per column ({stop - first}) or a threshold")
+                                  f"name and one of: a scale per column ({stop - first}), a threshold, a choice "
+                                  "per column")
 
     @property
     def is_commands(self) -> bool:
         """True when the term's actions are actuator commands (kind "joint")."""
         return self.kind == JOINT
 
+    @property
+    def is_discrete(self) -> bool:
+        """True when a field of the term chooses among discrete actions (its columns are logits)."""
+        return any(spec.get("choices") is not None for spec in self.fields)
 
-def format_version_for(terms: list[ActionTermInfo]) -> int:
-    """The lowest format version that describes a policy with these action terms."""
-    return 1 if all(t.kind == JOINT and not t.relative for t in terms) else FORMAT_VERSION
+
+def format_version_for(terms: list[ActionTermInfo], *, vector_input: bool = True, game: bool = False) -> int:
+    """The lowest format version that describes a policy with these action terms (3 for a policy
+    without a vector input, one that plays a game, or one with discrete choices)."""
+    if game or not vector_input or any(t.is_discrete for t in terms):
+        return 3
+    return 1 if all(t.kind == JOINT and not t.relative for t in terms) else 2
 
 
 @dataclass(kw_only=True)
@@ -122,11 +136,19 @@ class PolicyMetadata:
     for joint positions; N·m/rad and N·m·s/rad (or N/m, N·s/m) for kp, kd; N·m or N for effort
     limits (None: unlimited); Hz for control_frequency_hz; s for physics_dt.
     recurrent: None for an MLP, else {"type": "gru"|"lstm", "num_layers", "hidden_dim"}.
-    inputs / outputs: the graph's tensor names: observation, images, (states) in; actions (and states) out.
+    inputs / outputs: the graph's tensor names: observation (absent where the policy reads images
+        only: observation_dim 0), images, (states) in; actions (and states) out.
     image_inputs: one entry per image input, in input order: {"name", "group", "shape": [C, H, W],
         "dtype": "uint8" | "float32"} (uint8 images are scaled by 1/255 inside the graph).
     quantization: "none" or "int8-dynamic"; int8_max_action_error: max |a_int8 - a_fp32| over the
     recorded observations it was checked on (None for fp32 files).
+    game: for a policy that plays a game rather than drives a robot (an Atari policy; None otherwise):
+        the emulator, the game's ROM id, its action set and the preprocessing of the frames the policy
+        reads, as trained: {"engine": "ale-py", "engine_version", "rom", "action_set": [names],
+        "frameskip", "max_pool_last_two_frames", "grayscale", "resize": [H, W], "resize_interpolation",
+        "stack", "stack_order", "repeat_action_probability", "noop_max", "fire_reset",
+        "max_episode_frames", "full_action_space"}. There are no actuators; physics_dt is one emulator
+        frame and decimation the frame skip.
     """
 
     task: str
@@ -156,6 +178,7 @@ class PolicyMetadata:
     int8_max_action_error: float | None = None
     ctrl_range: list[list[float] | None] = field(default_factory=list)
     action_clip: float | None = None
+    game: dict[str, Any] | None = None
     canter_version: str = ""
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
@@ -185,9 +208,14 @@ class PolicyMetadata:
         return all(term.is_commands for term in self.action_terms)
 
     @property
+    def vector_input(self) -> bool:
+        """True when the graph has the `obs` input (a policy reading images only has none)."""
+        return "obs" in self.inputs
+
+    @property
     def state_inputs(self) -> list[str]:
         """Names of the recurrent state inputs (empty for an MLP)."""
-        return self.inputs[1 + len(self.image_inputs) :]
+        return self.inputs[int(self.vector_input) + len(self.image_inputs) :]
 
     def to_props(self) -> dict[str, str]:
         """String pairs for ONNX metadata_props: strings as they are, everything else as JSON."""
@@ -244,7 +272,7 @@ class PolicyMetadata:
 
 
 _OPTIONAL = {"recurrent", "inputs", "outputs", "normalizer", "quantization", "int8_max_action_error",
-             "ctrl_range", "action_clip", "canter_version", "format", "format_version"}
+             "ctrl_range", "action_clip", "game", "canter_version", "format", "format_version"}
 
 
 def _pair(value: Any) -> tuple[float, float] | None:

@@ -3,7 +3,8 @@
 Image groups (policy.image_obs_groups) enter as inputs of their own, (B, C, H, W) in the dtype the
 env emits (uint8 images are scaled by 1/255 inside, as in training), each through a copy of its CNN;
 the first layer's input columns are reordered to [vector group, image features in image_groups
-order], so the exported graph concatenates its inputs in that fixed order.
+order], so the exported graph concatenates its inputs in that fixed order. A policy may read images
+only (an Atari policy): obs_dim is then 0 and `forward` takes an empty (B, 0) observation.
 
 `ExportableActor` copies the deterministic actor out of a trained ActorCritic (the action mean; the
 critic, the action noise and the training-time machinery stay behind). Its parameters are what the
@@ -35,8 +36,10 @@ Architecture = Literal["mlp", "gru", "lstm"]
 
 def _normalizer_affine(policy: ActorCritic) -> tuple[torch.Tensor, torch.Tensor, float | None] | None:
     """(scale, shift, clip) with normalized = clamp(x·scale + shift, -clip, clip) over the concatenated
-    actor groups, or None when the policy does not normalize."""
+    actor groups, or None when the policy does not normalize (or reads no vector group)."""
     scales, shifts, clips = [], [], set()
+    if not vector_groups(policy):
+        return None
     for group in vector_groups(policy):
         normalizer = policy.normalizers[group]
         if not isinstance(normalizer, EmpiricalNormalizer):

@@ -8,7 +8,9 @@ MatMul + Add instead of Gemm lets onnxruntime's dynamic int8 quantization pick t
 Inputs: obs (batch, obs_dim) [, image_<group> (batch, C, H, W) ...] [, h_in (L, batch, H) [, c_in (L, batch, H)]];
 outputs: actions (batch, num_actions) [, h_out [, c_out]], float32 (an image input is uint8 or float32,
 as the env emits it: uint8 is cast and divided by 255, as in training). An image goes through its
-CNN as Conv/Relu nodes, Flatten and MatMul/Add, and its features are concatenated after obs.
+CNN as Conv/Relu nodes, Flatten and MatMul/Add, and its features are concatenated after obs. A policy
+that reads images only (an Atari policy: obs_dim 0) has no obs input. A categorical policy's actions
+are its logits (the greedy action is their argmax; the metadata's action field says so).
 
 Gate orders: PyTorch stores GRU gates as (r, z, n) and ONNX as (z, r, h); PyTorch's GRU applies the
 reset gate after the recurrent matmul (ONNX linear_before_reset=1). LSTM: PyTorch (i, f, g, o),
@@ -33,11 +35,14 @@ IR_VERSION = 8  # read by every onnxruntime release since 1.10
 _GATE_ORDER = {"gru": (1, 0, 2), "lstm": (0, 3, 1, 2)}  # ONNX gate k takes PyTorch gate _GATE_ORDER[k]
 
 
-def io_names(architecture: str, image_groups: tuple[str, ...] | list[str] = ()) -> tuple[list[str], list[str]]:
-    """(inputs, outputs) of the graph of an architecture reading the given image groups."""
+def io_names(architecture: str, image_groups: tuple[str, ...] | list[str] = (), *,
+             vector_input: bool = True) -> tuple[list[str], list[str]]:
+    """(inputs, outputs) of the graph of an architecture reading the given image groups (and a
+    vector observation `obs` unless vector_input is False)."""
     states = {"mlp": [], "gru": ["h"], "lstm": ["h", "c"]}[architecture]
     images = [image_input_name(g) for g in image_groups]
-    return ["obs", *images] + [f"{s}_in" for s in states], ["actions"] + [f"{s}_out" for s in states]
+    vector = ["obs"] if vector_input else []
+    return [*vector, *images] + [f"{s}_in" for s in states], ["actions"] + [f"{s}_out" for s in states]
 
 
 def image_input_name(group: str) -> str:
@@ -134,20 +139,23 @@ def _image_features(graph: _Graph, actor: ExportableActor, index: int, name: str
 def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelProto:
     """The ONNX model of `actor` with `metadata` in its metadata_props (checked with onnx.checker)."""
     graph = _Graph()
-    inputs, outputs = io_names(actor.architecture, actor.image_groups)
-    images = inputs[1 : 1 + len(actor.image_groups)]
-    x = inputs[0]
-    if actor.obs_clip is not None or not torch.all(actor.obs_scale == 1) or torch.any(actor.obs_shift != 0):
-        x = graph.node("Mul", [x, graph.const("obs_scale", _f32(actor.obs_scale))], "obs_scaled")[0]
-        x = graph.node("Add", [x, graph.const("obs_shift", _f32(actor.obs_shift))], "obs_shifted")[0]
-    if actor.obs_clip is not None:
-        bounds = [graph.const(n, np.array(v, dtype=np.float32)) for n, v in (("clip_lo", -actor.obs_clip), ("clip_hi", actor.obs_clip))]
-        x = graph.node("Clip", [x, *bounds], "obs_normalized")[0]
-    if images:
-        features = [_image_features(graph, actor, k, name) for k, name in enumerate(images)]
-        x = graph.node("Concat", [x, *features], "policy_input", axis=1)[0]
+    vector = actor.obs_dim > 0
+    inputs, outputs = io_names(actor.architecture, actor.image_groups, vector_input=vector)
+    images = inputs[int(vector) : int(vector) + len(actor.image_groups)]
+    parts = []
+    if vector:
+        x = inputs[0]
+        if actor.obs_clip is not None or not torch.all(actor.obs_scale == 1) or torch.any(actor.obs_shift != 0):
+            x = graph.node("Mul", [x, graph.const("obs_scale", _f32(actor.obs_scale))], "obs_scaled")[0]
+            x = graph.node("Add", [x, graph.const("obs_shift", _f32(actor.obs_shift))], "obs_shifted")[0]
+        if actor.obs_clip is not None:
+            bounds = [graph.const(n, np.array(v, dtype=np.float32)) for n, v in (("clip_lo", -actor.obs_clip), ("clip_hi", actor.obs_clip))]
+            x = graph.node("Clip", [x, *bounds], "obs_normalized")[0]
+        parts.append(x)
+    parts += [_image_features(graph, actor, k, name) for k, name in enumerate(images)]
+    x = parts[0] if len(parts) == 1 else graph.node("Concat", parts, "policy_input", axis=1)[0]
     if actor.rnn is not None:  # the state outputs (h_out, c_out) are the Concat nodes of the layers
-        x, _ = _recurrent_layers(graph, actor, x, [inputs[0], *inputs[1 + len(images) :]])
+        x, _ = _recurrent_layers(graph, actor, x, [x, *inputs[int(vector) + len(images) :]])
     for index, layer in enumerate(actor.layers):
         assert isinstance(layer, torch.nn.Linear)
         last = index == len(actor.layers) - 1
@@ -157,11 +165,11 @@ def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelPr
         if not last:
             op = {"elu": "Elu", "relu": "Relu", "tanh": "Tanh"}[actor.activation]
             x = graph.node(op, [x], f"fc{index}_{actor.activation}")[0]
-    value_infos_in = [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", actor.obs_dim])]
+    value_infos_in = [helper.make_tensor_value_info("obs", TensorProto.FLOAT, ["batch", actor.obs_dim])] if vector else []
     value_infos_in += [helper.make_tensor_value_info(n, _ONNX_DTYPES[dtype], ["batch", *shape])
                        for n, dtype, shape in zip(images, actor.image_dtypes, actor.image_shapes, strict=True)]
     value_infos_in += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [actor.num_layers, "batch", actor.hidden_dim])
-                       for n in inputs[1 + len(images) :]]
+                       for n in inputs[int(vector) + len(images) :]]
     value_infos_out = [helper.make_tensor_value_info("actions", TensorProto.FLOAT, ["batch", actor.num_actions])]
     value_infos_out += [helper.make_tensor_value_info(n, TensorProto.FLOAT, [actor.num_layers, "batch", actor.hidden_dim])
                         for n in outputs[1:]]

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from canter.core.device import torch_threads
+from canter.envs.atari import AtariEnv
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export.runtime import PolicyRuntime
 from canter.rl.modules import ActorCritic
@@ -37,9 +38,10 @@ class Recording:
         return {group: frames[t] for group, frames in self.images.items()}
 
 
-def record_observations(env: ManagerBasedRLEnv, policy: ActorCritic, steps: int, group: str = "policy") -> Recording:
+def record_observations(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, steps: int,
+                        group: str | None = "policy") -> Recording:
     """Runs the deterministic torch policy in `env` for `steps` steps and keeps its inputs (the
-    vector group `group` and the actor's image groups)."""
+    vector group `group`, None for a policy that reads images only, and the actor's image groups)."""
     obs, _ = env.reset()
     start = torch.ones(env.num_envs, dtype=torch.bool, device=env.device)
     policy.hidden_states(env.num_envs)  # recurrent: states sized for this batch (zeroed by the reset below)
@@ -48,7 +50,8 @@ def record_observations(env: ManagerBasedRLEnv, policy: ActorCritic, steps: int,
     images: dict[str, list[np.ndarray]] = {g: [] for g in policy.actor_obs_groups if g in policy.image_groups}
     with torch.no_grad(), torch_threads(1):
         for _ in range(steps):
-            frames.append(obs[group].float().cpu().numpy().copy())
+            frames.append(obs[group].float().cpu().numpy().copy() if group is not None
+                          else np.zeros((env.num_envs, 0), dtype=np.float32))
             for image_group, image_frames in images.items():
                 image_frames.append(obs[image_group].cpu().numpy().copy())
             starts.append(start.cpu().numpy().copy())
@@ -75,7 +78,7 @@ def random_recording(obs_dim: int, steps: int, batch: int, seed: int, scale: flo
     return Recording(obs=obs, starts=starts, images=frames)
 
 
-def torch_actions(policy: ActorCritic, recording: Recording, group: str = "policy") -> np.ndarray:
+def torch_actions(policy: ActorCritic, recording: Recording, group: str | None = "policy") -> np.ndarray:
     """(T, B, A) actions of the torch policy itself (act_inference) over the recording."""
     policy.eval()
     device = next(policy.parameters()).device
@@ -84,7 +87,7 @@ def torch_actions(policy: ActorCritic, recording: Recording, group: str = "polic
     with torch.no_grad(), torch_threads(1):
         for t, (obs, starts) in enumerate(zip(recording.obs, recording.starts, strict=True)):
             policy.reset(torch.as_tensor(starts, device=device))
-            inputs = {group: torch.as_tensor(obs, device=device)}
+            inputs = {group: torch.as_tensor(obs, device=device)} if group is not None else {}
             inputs.update({g: torch.as_tensor(v, device=device) for g, v in recording.image_step(t).items()})
             out.append(policy.act_inference(inputs).float().cpu().numpy())
     return np.stack(out)
@@ -101,8 +104,9 @@ def onnx_actions(runtime: PolicyRuntime, recording: Recording) -> np.ndarray:
 
 
 def module_actions(module: Callable[..., tuple[torch.Tensor, ...]], state_count: int, num_layers: int,
-                   hidden_dim: int, recording: Recording) -> np.ndarray:
-    """(T, B, A) actions of a torch/TorchScript actor forward(obs, *states) over the recording."""
+                   hidden_dim: int, recording: Recording, *, vector_input: bool = True) -> np.ndarray:
+    """(T, B, A) actions of a torch/TorchScript actor forward([obs,] *images, *states) over the
+    recording (vector_input False: a TorchScript file of a policy that reads images only)."""
     batch = recording.obs.shape[1]
     states = [torch.zeros(num_layers, batch, hidden_dim) for _ in range(state_count)]
     out = []
@@ -110,7 +114,8 @@ def module_actions(module: Callable[..., tuple[torch.Tensor, ...]], state_count:
         for t, (obs, starts) in enumerate(zip(recording.obs, recording.starts, strict=True)):
             keep = torch.from_numpy(~starts).float()[None, :, None]
             images = [torch.from_numpy(v) for v in recording.image_step(t).values()]
-            outputs = module(torch.from_numpy(obs), *images, *(s * keep for s in states))
+            vector = (torch.from_numpy(obs),) if vector_input else ()
+            outputs = module(*vector, *images, *(s * keep for s in states))
             states = list(outputs[1:])
             out.append(outputs[0].float().numpy())
     return np.stack(out)

@@ -18,6 +18,13 @@ A policy with image inputs (a wrist camera) gets each tick the image its observa
 for env 0, as the robot's camera would give it: rendered without the training-time pixel noise, and
 inside the read's time.
 
+A policy that plays an Atari game (metadata `game`) plays one game of ale-py's emulator instead, at the
+game's own pace: 60 frames a second, one tick per frame skip (15 Hz for a skip of 4). Each tick reads
+the emulator's preprocessed frame stack, the runtime picks the action (`commands`: the largest
+logit), and the emulator plays it for the frame skip. Games are scored as `canter eval` scores them
+(the protocol's sticky actions, whole games, unclipped scores); an episode is a game, ended by
+`game_over` or `time_out` (the frame cap).
+
 Also checked every tick that does not end an episode: the runtime's own actuator commands (metadata
 offset + scale·action, or a relative term's moved targets) against the commands the env wrote into
 the simulator (`ctrl_max_abs_diff`). Where the actions are no actuator commands (an end-effector
@@ -31,6 +38,7 @@ the caches (measured on the shared 2-core machine: 15 µs back to back, 150-300 
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 import os
@@ -44,6 +52,7 @@ import torch
 
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
+from canter.envs.atari import AtariEnv, AtariEnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export.describe import observation_terms
 from canter.export.runtime import PolicyRuntime
@@ -75,14 +84,24 @@ class RealtimeCfg:
             raise CanterError(f"--spin-us: must be >= 0, got {self.spin_us}")
 
 
+def _steps_per_tick(runtime: PolicyRuntime, rate_hz: float) -> int:
+    """Physics steps (emulator frames) per tick at rate_hz; CanterError if not a whole number."""
+    md = runtime.metadata
+    decimation = round(1.0 / (rate_hz * md.physics_dt))
+    if decimation < 1 or not math.isclose(decimation * md.physics_dt * rate_hz, 1.0, rel_tol=1e-6):
+        unit = "emulator frames" if md.game is not None else "physics steps"
+        raise CanterError(f"--rate {rate_hz:g} Hz is not a whole number of {unit} of {md.physics_dt:g} s")
+    return decimation
+
+
 def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int, *, photos: str | None = None,
                  command: tuple[float, float, float] | None = None) -> ManagerBasedRLEnv:
     """One env of `task` on the cpu, stepping 1/rate_hz of physics per control step (photos and command:
     see RealtimeCfg); its policy observation group must have the policy's layout."""
     md = runtime.metadata
-    decimation = round(1.0 / (rate_hz * md.physics_dt))
-    if decimation < 1 or not math.isclose(decimation * md.physics_dt * rate_hz, 1.0, rel_tol=1e-6):
-        raise CanterError(f"--rate {rate_hz:g} Hz is not a whole number of physics steps of {md.physics_dt:g} s")
+    if md.game is not None:
+        raise CanterError(f"task {task!r} is a MuJoCo robot; the policy plays the Atari game {md.game['rom']!r}")
+    decimation = _steps_per_tick(runtime, rate_hz)
     cfg = REGISTRY.get_mujoco(task, "deploy run").env_cfg()
     if photos is not None:
         apply_photos(cfg, photos, as_they_are=True)
@@ -112,6 +131,35 @@ def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int, *
     return env
 
 
+def game_stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int) -> AtariEnv:
+    """One game of the policy's ROM (metadata `game`) with `task`'s settings otherwise, scored as in
+    evaluation (the protocol's sticky actions, whole games, unclipped), on one emulator thread; its
+    frames and action set must be the policy's."""
+    md = runtime.metadata
+    spec = REGISTRY.get(task)
+    if md.game is None:
+        raise CanterError(f"task {task!r} is an Atari game; the policy drives a robot (task {md.task!r})")
+    if spec.kind != "atari":
+        raise CanterError(f"task {task!r} is a MuJoCo robot; the policy plays the Atari game {md.game['rom']!r}")
+    game = md.game
+    cfg = spec.env_cfg()
+    assert isinstance(cfg, AtariEnvCfg)
+    cfg = dataclasses.replace(cfg, game=str(game["rom"]), num_envs=1, device="cpu", seed=seed, num_threads=1,
+                              frameskip=_steps_per_tick(runtime, rate_hz), stack=int(game["stack"]),
+                              size=int(game["resize"][0]), full_action_space=bool(game["full_action_space"]),
+                              repeat_action_probability=float(game["repeat_action_probability"]),
+                              noop_max=int(game["noop_max"]), use_fire_reset=bool(game["fire_reset"]),
+                              max_episode_frames=int(game["max_episode_frames"])).evaluation()
+    env = AtariEnv(cfg)
+    names = [getattr(action, "name", str(action)) for action in env.action_set]
+    if names != list(game["action_set"]):
+        raise CanterError(f"the emulator's action set of {game['rom']!r} is {names}, the policy's {game['action_set']}")
+    (image,) = md.image_inputs
+    if list(env.observation_shapes["policy"]) != list(image["shape"]):
+        raise CanterError(f"the emulator's frames are {env.observation_shapes['policy']}, the policy reads {image['shape']}")
+    return env
+
+
 Reading = tuple[dict[str, np.ndarray], dict[str, np.ndarray]]
 
 
@@ -132,6 +180,43 @@ def sensor_reader(env: ManagerBasedRLEnv, runtime: PolicyRuntime) -> Callable[[]
         return values, images
 
     return read
+
+
+@dataclass(kw_only=True)
+class StandIn:
+    """What the loop drives: `read()` the raw terms and images of env 0; `write(actions)` steps the env
+    with the runtime's actions and returns env.step's result; `ended_by(step)` names what ended env
+    0's episode on that step."""
+
+    env: ManagerBasedRLEnv | AtariEnv
+    read: Callable[[], Reading]
+    write: Callable[[np.ndarray], tuple]
+    ended_by: Callable[[tuple], str]
+
+
+def stand_in(runtime: PolicyRuntime, task: str, rate_hz: float, cfg: RealtimeCfg) -> StandIn:
+    """The simulated robot, or the emulated game, that the loop drives (see the module doc)."""
+    if REGISTRY.get(task).kind == "atari" or runtime.metadata.game is not None:
+        if cfg.photos is not None or cfg.command is not None:
+            raise CanterError(f"--{'photos' if cfg.photos is not None else 'command'}: task {task!r} is an Atari game")
+        game = game_stand_in_env(runtime, task, rate_hz, cfg.seed)
+
+        def play(actions: np.ndarray) -> tuple:
+            choice = int(runtime.commands(actions)["game"]["action"])
+            return game.step(torch.tensor([choice]))
+
+        def frames() -> Reading:
+            return {}, {"policy": game.get_observations()["policy"][0].numpy()}
+
+        return StandIn(env=game, read=frames, write=play, ended_by=lambda step: "game_over" if bool(step[2][0]) else "time_out")
+    env = stand_in_env(runtime, task, rate_hz, cfg.seed, photos=cfg.photos, command=cfg.command)
+
+    def ended_by(step: tuple) -> str:
+        terminations = env.termination_manager
+        return terminations.names[int(terminations.term_dones[:, 0].float().argmax())]
+
+    return StandIn(env=env, read=sensor_reader(env, runtime),
+                   write=lambda actions: env.step(torch.from_numpy(actions).unsqueeze(0)), ended_by=ended_by)
 
 
 def _sleep_until(deadline: float, spin_s: float) -> None:
@@ -157,25 +242,25 @@ class _Episodes:
         self.current = 0.0
         self.ctrl_diff = 0.0
 
-    def record(self, env: ManagerBasedRLEnv, runtime: PolicyRuntime, actions: np.ndarray, step: tuple) -> None:
+    def record(self, stand_in: StandIn, runtime: PolicyRuntime, actions: np.ndarray, step: tuple) -> None:
         _, reward, terminated, truncated, extras = step
         self.current += float(reward[0])
-        if bool(terminated[0] | truncated[0]):  # the env has reset the robot (and its ctrl)
+        if bool(terminated[0] | truncated[0]):  # the env has reset the robot (and its ctrl), or started a new game
             self.returns.append(float(extras["episode_return"][0]))
-            terminations = env.termination_manager
-            self.endings.append(terminations.names[int(terminations.term_dones[:, 0].float().argmax())])
+            self.endings.append(stand_in.ended_by(step))
             self.current = 0.0
             runtime.reset()
         elif runtime.metadata.actions_are_commands:
-            self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - env.sim.ctrl[0].numpy()).max()))
+            assert isinstance(stand_in.env, ManagerBasedRLEnv)
+            self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - stand_in.env.sim.ctrl[0].numpy()).max()))
 
 
 def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Runs the loop for cfg.duration_s of wall time (round(duration · rate) scheduled ticks, minus
     the skipped ones) and returns its timing and return statistics (times in µs)."""
     rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
-    env = stand_in_env(runtime, task, rate, cfg.seed, photos=cfg.photos, command=cfg.command)
-    read = sensor_reader(env, runtime)
+    robot = stand_in(runtime, task, rate, cfg)
+    env, read = robot.env, robot.read
     period, spin = 1.0 / rate, cfg.spin_us * 1e-6
     scheduled = max(1, round(cfg.duration_s * rate))
     starts, infer, work = np.zeros(scheduled), np.zeros(scheduled), np.zeros(scheduled)
@@ -195,10 +280,10 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
                 t0 = time.perf_counter()
                 actions = runtime.act_raw(terms, images)
                 infer[executed] = time.perf_counter() - t0
-                step = env.step(torch.from_numpy(actions).unsqueeze(0))
+                step = robot.write(actions)
                 end = time.perf_counter()
                 work[executed] = end - starts[executed]
-                episodes.record(env, runtime, actions, step)
+                episodes.record(robot, runtime, actions, step)
                 executed, slot, next_tick = executed + 1, slot + 1, next_tick + period
                 if end > next_tick:
                     misses += 1
@@ -212,7 +297,8 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
     md = runtime.metadata
     ctrl_check = "runtime.ctrl against the env's ctrl" if md.actions_are_commands else (
         "none: " + ", ".join(f"{t.name} ({t.kind})" for t in md.action_terms if not t.is_commands)
-        + " asks a controller for targets, not for actuator commands")
+        + (" chooses among the game's actions: there are no actuator commands" if md.game is not None
+           else " asks a controller for targets, not for actuator commands"))
     jitter = np.abs(np.diff(starts) - period) if executed > 1 else np.zeros(1)
     return {
         "task": task, "policy": str(runtime.path), "architecture": runtime.metadata.architecture,

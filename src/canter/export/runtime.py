@@ -15,6 +15,11 @@ a quadruped controller's targets) has `commands(actions)` instead: per action te
 fields in its unit ({"ee_delta": {"tcp_displacement": m, "yaw_change": rad, "gripper_close": bool}}),
 for the robot's own controller to carry out; `ctrl` then names the term and refuses.
 
+A policy that plays an Atari game reads the emulator's preprocessed frames only (metadata `game`):
+
+    logits = runtime.act(None, {"policy": frames})     # frames: uint8 (4, 84, 84), oldest first
+    index = runtime.commands(logits)["game"]["action"]  # into metadata.game["action_set"]
+
 Terms computed by `last_action` may be left out of the dict: the runtime fills them in from its own
 last output. Observation noise is a training-time corruption and is not applied.
 """
@@ -122,24 +127,29 @@ class PolicyRuntime:
 
     # --- inference ---------------------------------------------------------------------------------
 
-    def act(self, obs: ArrayLike, images: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    def act(self, obs: ArrayLike | None, images: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """Actions for policy input `obs`: (obs_dim,) -> (action_dim,), or (B, obs_dim) -> (B, action_dim).
 
         `obs` is the processed policy observation (as the training env's policy group). A policy with
         image inputs also needs `images`: group -> (C, H, W) or (B, C, H, W) in the dtype its metadata
-        names (image_inputs), channels first, as in training. The recurrent state advances; a batch of
-        a new size starts from a zero state.
+        names (image_inputs), channels first, as in training. A policy that reads images only
+        (observation_dim 0, e.g. an Atari policy) takes obs None (or an empty array) and its batch from
+        the images. The recurrent state advances; a batch of a new size starts from a zero state.
         """
-        x = np.asarray(obs, dtype=np.float32)
-        single = x.ndim == 1
-        batch = x[None] if single else x
-        if batch.ndim != 2 or batch.shape[1] != self.obs_dim:
-            raise CanterError(f"observation has shape {tuple(x.shape)}; the policy expects ({self.obs_dim},) "
-                              f"or (batch, {self.obs_dim}) ({self._layout()})")
-        if self._state and self._state[0].shape[1] != batch.shape[0]:
-            self.reset(batch.shape[0])
-        feed = {"obs": np.ascontiguousarray(batch)}
-        feed.update(self._image_feed(images or {}, single, batch.shape[0]))
+        if obs is None and not self.metadata.vector_input:
+            single, size = self._image_batch(images or {})
+        else:
+            x = np.asarray(obs, dtype=np.float32)
+            single = x.ndim == 1
+            batch = x[None] if single else x
+            if batch.ndim != 2 or batch.shape[1] != self.obs_dim:
+                raise CanterError(f"observation has shape {tuple(x.shape)}; the policy expects ({self.obs_dim},) "
+                                  f"or (batch, {self.obs_dim}) ({self._layout()})")
+            size = batch.shape[0]
+        if self._state and self._state[0].shape[1] != size:
+            self.reset(size)
+        feed = {"obs": np.ascontiguousarray(batch)} if self.metadata.vector_input else {}
+        feed.update(self._image_feed(images or {}, single, size))
         feed.update(zip(self.metadata.state_inputs, self._state, strict=True))
         outputs = cast(list[np.ndarray], self._session.run(None, feed))
         self._state = list(outputs[1:])
@@ -147,6 +157,16 @@ class PolicyRuntime:
         if single:
             self.last_action = actions
         return actions
+
+    def _image_batch(self, images: Mapping[str, np.ndarray]) -> tuple[bool, int]:
+        """(single, batch size) of the images of a policy that reads images only."""
+        spec = self.metadata.image_inputs[0]
+        if spec["group"] not in images:
+            raise CanterError(f"image {spec['group']!r} is missing: the policy reads images "
+                              f"{[s['group'] for s in self.metadata.image_inputs]}")
+        shape = np.shape(images[spec["group"]])
+        single = len(shape) == len(spec["shape"])
+        return single, 1 if single else int(shape[0])
 
     def _image_feed(self, images: Mapping[str, np.ndarray], single: bool, batch: int) -> dict[str, np.ndarray]:
         """The image inputs, checked against the metadata's shapes and dtypes."""
@@ -189,7 +209,7 @@ class PolicyRuntime:
                 self._history[term.name] = history
                 value = history.reshape(-1)
             parts.append(value)
-        return np.concatenate(parts).astype(np.float32, copy=False)
+        return np.concatenate(parts).astype(np.float32, copy=False) if parts else np.zeros(0, dtype=np.float32)
 
     def act_raw(self, terms: Mapping[str, ArrayLike], images: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """Actions (action_dim,) from raw term values (see `observation`) and, for a policy with image
@@ -209,7 +229,8 @@ class PolicyRuntime:
         a = self._clipped(actions)
         if not self.metadata.actions_are_commands:
             term = next(t for t in self.metadata.action_terms if not t.is_commands)
-            raise CanterError(f"{self.path}: action term {term.name!r} ({term.kind}) asks a controller on the robot for "
+            asked = "a choice of" if term.is_discrete else "a controller on the robot for"
+            raise CanterError(f"{self.path}: action term {term.name!r} ({term.kind}) asks {asked} "
                               f"{', '.join(f['name'] for f in term.fields)}, not for actuator commands; use commands()")
         absolute = self._offset + self._scale * a
         if not self._relative.any():
@@ -223,7 +244,8 @@ class PolicyRuntime:
 
     def commands(self, actions: ArrayLike) -> dict[str, dict[str, np.ndarray]]:
         """What the actions ask for, per action term and field (metadata `ActionTermInfo.fields`):
-        scale · clip(action) in the field's unit, or action > threshold for a binary field. A joint
+        scale · clip(action) in the field's unit, action > threshold for a binary field, or the index
+        of the largest logit for a field of choices (an int64 per row: the greedy action). A joint
         term gives {"ctrl": offset + scale · clip(action)}, or {"ctrl_change": scale · clip(action)} if
         it is relative. Shapes follow `actions`: (action_dim,) gives (k,) per field, (B, ...) (B, k)."""
         a = self._clipped(actions)
@@ -243,7 +265,9 @@ class PolicyRuntime:
             for spec in term.fields:
                 first, stop = spec["columns"]
                 column = part[..., first:stop]
-                if spec.get("threshold") is not None:
+                if spec.get("choices") is not None:
+                    values[spec["name"]] = np.argmax(column, axis=-1)
+                elif spec.get("threshold") is not None:
                     values[spec["name"]] = column > np.float32(spec["threshold"])
                 else:
                     values[spec["name"]] = np.asarray(spec["scale"], dtype=np.float32) * column

@@ -20,16 +20,33 @@ from canter.export.metadata import TORCHSCRIPT_EXTRA_FILE, PolicyMetadata
 from canter.export.module import ExportableActor
 
 
+class ImagesOnly(nn.Module):
+    """forward(image_1, ... [, h [, c]]) of an actor that reads no vector observation (obs_dim 0): the
+    TorchScript file takes the same inputs as the ONNX graph (metadata `inputs`, no `obs`)."""
+
+    def __init__(self, actor: nn.Module) -> None:
+        super().__init__()
+        self.actor = actor
+
+    def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.actor(inputs[0].new_zeros(inputs[0].shape[0], 0, dtype=torch.float32), *inputs)
+
+
 def script_actor(actor: ExportableActor, module: nn.Module | None = None) -> torch.jit.ScriptModule:
-    """The traced actor: forward(obs (B, D) [, h [, c]]) -> (actions (B, A) [, h' [, c']]).
+    """The traced actor: forward(obs (B, D) [, image_k (B, C, H, W) ...] [, h [, c]]) -> (actions (B, A)
+    [, h' [, c']]); an actor without a vector observation (obs_dim 0) has no obs argument.
 
     module: trace this transformed copy of `actor` instead (e.g. its int8-quantized copy).
     """
-    images = (torch.zeros(1, *shape, dtype=dtype) for shape, dtype in zip(actor.image_shapes, actor.image_dtypes, strict=True))
-    example = (torch.zeros(1, actor.obs_dim), *images, *actor.initial_state(1))
+    images = tuple(torch.zeros(1, *shape, dtype=dtype) for shape, dtype in zip(actor.image_shapes, actor.image_dtypes, strict=True))
+    traced = actor if module is None else module
+    vector = (torch.zeros(1, actor.obs_dim),)
+    if actor.obs_dim == 0:
+        traced, vector = ImagesOnly(traced), ()
+    example = (*vector, *images, *actor.initial_state(1))
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")
-        return cast(torch.jit.ScriptModule, torch.jit.trace(actor if module is None else module, example))
+        return cast(torch.jit.ScriptModule, torch.jit.trace(traced, example))
 
 
 def save_torchscript(actor: ExportableActor, metadata: PolicyMetadata, path: str | Path,
