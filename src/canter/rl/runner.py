@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +38,7 @@ from canter.core.device import torch_threads
 from canter.core.errors import CanterError, ConfigError
 from canter.core.heap import retain_freed_memory
 from canter.core.profiling import section
+from canter.core.signals import STOP_SIGNALS, catch_stop_signals
 from canter.core.validate import Validated, require_at_least, require_positive
 from canter.envs.vec_env import VecEnv
 from canter.rl import distributed
@@ -53,7 +53,6 @@ from canter.rl.losses import linear_learning_rate
 CHECKPOINT = "checkpoint.pt"
 SNAPSHOTS = "snapshots"  # keep_snapshots: snapshots/it<K>.pt
 # the signals that stop training gracefully, in the order a simultaneous arrival reports them
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 @dataclass(kw_only=True)
@@ -338,25 +337,16 @@ class OnPolicyRunner:
 
     @contextmanager
     def stop_signals(self) -> Iterator[None]:
-        """Within: the first stop signal asks for a stop at the end of the iteration under way; a
-        second SIGINT raises KeyboardInterrupt (other repeats, e.g. a launcher's SIGTERM after the
-        terminal's SIGINT, only repeat the request). Only the main thread can own handlers."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
+        """Within: the first stop signal asks for a stop at the end of the iteration under way
+        (`received_signal`); a second SIGINT raises KeyboardInterrupt (canter.core.signals)."""
 
-        def on_signal(signum: int, frame: Any) -> None:
-            if self._signal is not None and signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            if self._signal is None:
-                self._signal = signal.Signals(signum)
+        def on_stop(signum: signal.Signals) -> None:
+            self._signal = signum
 
-        previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
         try:
-            yield
+            with catch_stop_signals(on_stop):
+                yield
         finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
             self._signal = None  # stop_signal keeps what stopped this learn()
 
     def run_iteration(

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from canter.core.errors import ConfigError
+from canter.core.signals import catch_stop_signals
 
 if TYPE_CHECKING:
     from canter.rl.ga3c import Ga3cRunner, PeriodStats
@@ -144,23 +145,8 @@ def load(runner: Ga3cRunner, path: Path, meta: dict[str, Any]) -> None:
 def stop_on_signals(runner: Ga3cRunner) -> Iterator[list[signal.Signals]]:
     """Within: a stop signal sets runner.interrupt (learn returns, the checkpoint is saved); a
     second SIGINT raises KeyboardInterrupt. Yields the list the received signal is appended to."""
-    from canter.rl.runner import STOP_SIGNALS
-
-    received: list[signal.Signals] = []
-
-    def on_signal(signum: int, frame: Any) -> None:
-        if received and signum == signal.SIGINT:
-            raise KeyboardInterrupt
-        if not received:
-            received.append(signal.Signals(signum))
-        runner.interrupt.set()
-
-    previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
-    try:
+    with catch_stop_signals(lambda _: runner.interrupt.set()) as received:
         yield received
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def train_ga3c(the_plan: Plan, lock_text: str) -> int:

@@ -20,12 +20,11 @@ from collections.abc import Iterator
 
 from canter.core.device import available_cores
 from canter.core.errors import CanterError, Interrupted
+from canter.core.signals import STOP_SIGNALS  # they stop a training run with a checkpoint (exit 128 + signum)
 from canter.rl.distributed import CORES_VARIABLE
 
 # exit code of a rank that stopped because another rank failed (see canter.cli.main.entrypoint)
 PEER_FAILURE_EXIT = 3
-# signals that stop a training run with a checkpoint (the runner saves, then exits 128 + signum)
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class LaunchInterrupted(Interrupted):

@@ -1,0 +1,44 @@
+"""The stop signals of a long command (training, a benchmark, a video) and the one way they are caught.
+
+SIGINT (Ctrl-C), SIGTERM (a scheduler, `kill`) and SIGHUP (a closed terminal) ask the work under way to
+stop where it can keep what it has (a checkpoint, the video so far); the command then exits 128 + signum.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+@contextmanager
+def catch_stop_signals(on_stop: Callable[[signal.Signals], None] | None = None) -> Iterator[list[signal.Signals]]:
+    """Within: the first stop signal is appended to the yielded list and passed to `on_stop` (e.g. to
+    set an event the work polls); a second SIGINT raises KeyboardInterrupt (Ctrl-C twice: stop now),
+    while other repeats (a launcher's SIGTERM after the terminal's SIGINT) only repeat the request.
+    The previous handlers come back on exit. Only the main thread can own handlers: elsewhere nothing
+    is caught and the list stays empty."""
+    received: list[signal.Signals] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+
+    def on_signal(signum: int, frame: Any) -> None:
+        if received and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        if not received:
+            received.append(signal.Signals(signum))
+            if on_stop is not None:
+                on_stop(received[0])
+
+    previous = {signum: signal.signal(signum, on_signal) for signum in STOP_SIGNALS}
+    try:
+        yield received
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
