@@ -60,6 +60,9 @@ def test_export_writes_onnx_int8_and_torchscript_and_deploy_runs_them(run_dir, e
     result = json.loads(capsys.readouterr().out)
     assert result == json.loads(result_file.read_text())
     assert result["task"] == "cartpole" and result["rate_hz"] == pytest.approx(60.0) and result["scheduled_ticks"] == 15
+    # a score over whole episodes, back to back: the summary says there were no deadlines to keep
+    assert main(["deploy", "run", str(exported), "--episodes", "1", "--unpaced", "--duration", "60"]) == 0
+    assert "unpaced: no deadlines; episodes: 1 (ended by" in " ".join(capsys.readouterr().out.split())
 
 
 def test_bad_arguments_raise_canter_errors(run_dir, exported, tmp_path):
@@ -75,6 +78,7 @@ def test_bad_arguments_raise_canter_errors(run_dir, exported, tmp_path):
         (["deploy", "run", str(policy), "dog-flat"], "task 'dog-flat' steps physics at"),
         (["deploy", "run", str(policy), "--photos", "unseen"], "--photos: this task composes no camera image over photos"),
         (["deploy", "run", str(policy), "--command", "1", "0", "0"], "--command: this task has no velocity command"),
+        (["deploy", "run", str(policy), "--episodes", "0"], "--episodes: must be >= 1"),
     ]
     for argv, message in cases:
         with pytest.raises(CanterError, match=message):

@@ -91,6 +91,18 @@ def test_loop_names_what_ended_each_episode(tmp_path):
     assert result["episodes"] >= 2 and len(result["episode_endings"]) == result["episodes"]
     assert result["ended_by"] == {"cart_out_of_bounds": 1.0}
     assert result["ctrl_max_abs_diff"] < 1e-6
+    # --episodes: the loop stops once they have ended; --unpaced runs the same ticks back to back, so it
+    # plays the same episodes (no deadlines or jitter to report), in a fraction of the time
+    paced = run_realtime(runtime, "cartpole", RealtimeCfg(episodes=2, seed=0))
+    unpaced = run_realtime(runtime, "cartpole", RealtimeCfg(episodes=2, seed=0, paced=False))
+    for run in (paced, unpaced):
+        assert run["episodes"] == 2 and run["episodes_asked"] == 2 and run["unfinished_episode_return"] == 0.0
+    assert unpaced["episode_returns"] == paced["episode_returns"] == result["episode_returns"][:2]
+    assert unpaced["ticks"] == paced["ticks"] and unpaced["duration_s"] < paced["duration_s"] / 3
+    assert paced["deadline_misses"] is not None and paced["period_jitter_us"] is not None
+    assert unpaced["deadline_misses"] is None and unpaced["period_jitter_us"] is None and unpaced["scheduled_ticks"] is None
+    with pytest.raises(CanterError, match="--episodes: must be >= 1"):
+        RealtimeCfg(episodes=0)
 
 
 def test_loop_holds_a_command_and_refuses_photos_a_task_lacks(policy_file):

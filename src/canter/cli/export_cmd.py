@@ -74,7 +74,9 @@ class DeployCmd:
     policy: tyro.conf.Positional[str]  # an exported .onnx file
     task: OptionalTask = None  # the simulated robot's task (default: the policy's)
     rate: float | None = None  # loop rate, Hz (default: the policy's control frequency)
-    duration: float = 10.0  # seconds of wall time
+    duration: float | None = None  # seconds of wall time (default 10; with --episodes: until they have ended)
+    episodes: int | None = None  # stop once this many episodes have ended
+    unpaced: bool = False  # ticks back to back instead of at --rate (physics still 1/rate per tick): a score, no timing
     spin_us: float = 200.0  # busy-wait this long before each tick instead of sleeping
     seed: int = 0
     photos: str | None = None  # tasks with photo backgrounds: "train", "unseen" (never trained on) or a folder of yours
@@ -92,17 +94,20 @@ def deploy_main(args: DeployCmd) -> int:
     from canter.export.realtime import RealtimeCfg, run_realtime
     from canter.export.runtime import PolicyRuntime
 
-    cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, spin_us=args.spin_us, seed=args.seed,
-                      photos=args.photos, command=args.command)
+    cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, episodes=args.episodes, paced=not args.unpaced,
+                      spin_us=args.spin_us, seed=args.seed, photos=args.photos, command=args.command)
     runtime = PolicyRuntime(args.policy)
     task = args.task or runtime.metadata.task
     console = Console(stderr=True)
     rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
-    console.print(f"[bold]canter deploy run[/bold] {args.policy}: task {task}, {rate:g} Hz for {args.duration:g} s "
-                  f"({runtime.metadata.architecture}, {runtime.metadata.quantization})")
+    limit, wanted = cfg.wall_limit_s, f"until {cfg.episodes} episodes have ended"
+    until = (wanted if limit is None else f"for {limit:g} s" if cfg.episodes is None
+             else f"for at most {limit:g} s or {wanted}")
+    console.print(f"[bold]canter deploy run[/bold] {args.policy}: task {task}, {rate:g} Hz{'' if cfg.paced else ' unpaced'} "
+                  f"{until} ({runtime.metadata.architecture}, {runtime.metadata.quantization})")
     if abs(rate - runtime.metadata.control_frequency_hz) > 1e-6:
         console.print(f"[yellow]note: the policy was trained at {runtime.metadata.control_frequency_hz:g} Hz[/yellow]")
-    result = run_realtime(runtime, task, cfg, lambda k, n: console.print(f"[dim]{k}/{n} ticks[/dim]"))
+    result = run_realtime(runtime, task, cfg, lambda line: console.print(f"[dim]{line}[/dim]"))
     if args.out:
         from canter.cli.bench.output import write_report
 
@@ -118,19 +123,22 @@ def _print_result(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{result['task']} at {result['rate_hz']:g} Hz: {result['ticks']} ticks in {result['duration_s']:.1f} s",
-                  title_justify="left")
+    paced = result["paced"]
+    table = Table(title=f"{result['task']} at {result['rate_hz']:g} Hz{'' if paced else ' unpaced'}: {result['ticks']} "
+                        f"ticks in {result['duration_s']:.1f} s", title_justify="left")
     for column in ("µs", "p50", "p99", "max"):
         table.add_column(column, justify="right")
     for key, label in (("inference_us", "inference"), ("work_us", "read + infer + write"),
                        ("period_jitter_us", "period jitter")):
-        table.add_row(label, *(f"{result[key][q]:,.1f}" for q in ("p50", "p99", "max")))
+        if result[key] is not None:
+            table.add_row(label, *(f"{result[key][q]:,.1f}" for q in ("p50", "p99", "max")))
     Console().print(table)
     mean = result["mean_episode_return"]
     check = result["ctrl_max_abs_diff"]
     counts = {name: result["episode_endings"].count(name) for name in result["ended_by"]}
     ended = f" (ended by {', '.join(f'{name} {n}' for name, n in counts.items())})" if counts else ""
-    print(f"deadline misses: {result['deadline_misses']} of {result['ticks']} ticks (skipped ticks {result['skipped_ticks']}); "
-          f"episodes: {result['episodes']}{ended}, mean return {'-' if mean is None else f'{mean:.3f}'}, "
+    timing = (f"deadline misses: {result['deadline_misses']} of {result['ticks']} ticks (skipped ticks "
+              f"{result['skipped_ticks']}); " if paced else "unpaced: no deadlines; ")
+    print(f"{timing}episodes: {result['episodes']}{ended}, mean return {'-' if mean is None else f'{mean:.3f}'}, "
           f"unfinished episode {result['unfinished_episode_return']:.3f}; "
           + (f"ctrl check {check:.1e}" if check is not None else f"ctrl check {result['ctrl_check']}"))

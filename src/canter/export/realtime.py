@@ -62,14 +62,20 @@ from canter.tasks import REGISTRY
 
 @dataclass(kw_only=True)
 class RealtimeCfg:
-    """rate_hz: loop rate (None: the policy's control frequency). duration_s: wall time to run.
-    spin_us: the last microseconds before a tick are busy-waited instead of slept (punctual wake-ups
-    for a few % of one core). seed: of the stand-in env (initial state, commands). photos: where a task
-    composes camera images over photos, take them from "train", "unseen" (kept out of training) or a
-    folder, as they are (as `canter eval --photos`). command: velocity tasks hold (vx, vy, wz) throughout."""
+    """rate_hz: loop rate (None: the policy's control frequency). duration_s: wall time to run (None:
+    10 s, or until `episodes` have ended when that is set). episodes: stop once this many episodes have
+    ended (None: run for duration_s). paced: ticks follow the wall clock at rate_hz; False runs them
+    back to back (the physics still advances 1/rate_hz per tick), to score an exported file over many
+    episodes quickly: no deadlines or jitter then. spin_us: the last microseconds before a tick are
+    busy-waited instead of slept (punctual wake-ups for a few % of one core). seed: of the stand-in env
+    (initial state, commands). photos: where a task composes camera images over photos, take them from
+    "train", "unseen" (kept out of training) or a folder, as they are (as `canter eval --photos`).
+    command: velocity tasks hold (vx, vy, wz) throughout."""
 
     rate_hz: float | None = None
-    duration_s: float = 10.0
+    duration_s: float | None = None
+    episodes: int | None = None
+    paced: bool = True
     spin_us: float = 200.0
     seed: int = 0
     photos: str | None = None
@@ -78,10 +84,19 @@ class RealtimeCfg:
     def __post_init__(self) -> None:
         if self.rate_hz is not None and not self.rate_hz > 0:
             raise CanterError(f"--rate: must be > 0 Hz, got {self.rate_hz}")
-        if not self.duration_s > 0:
+        if self.duration_s is not None and not self.duration_s > 0:
             raise CanterError(f"--duration: must be > 0 s, got {self.duration_s}")
+        if self.episodes is not None and self.episodes < 1:
+            raise CanterError(f"--episodes: must be >= 1, got {self.episodes}")
         if self.spin_us < 0:
             raise CanterError(f"--spin-us: must be >= 0, got {self.spin_us}")
+
+    @property
+    def wall_limit_s(self) -> float | None:
+        """Seconds of wall time the loop may run (None: until `episodes` have ended)."""
+        if self.duration_s is not None:
+            return self.duration_s
+        return None if self.episodes is not None else 10.0
 
 
 def _steps_per_tick(runtime: PolicyRuntime, rate_hz: float) -> int:
@@ -255,45 +270,64 @@ class _Episodes:
             self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - stand_in.env.sim.ctrl[0].numpy()).max()))
 
 
-def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Runs the loop for cfg.duration_s of wall time (round(duration · rate) scheduled ticks, minus
-    the skipped ones) and returns its timing and return statistics (times in µs)."""
+def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Runs the loop until cfg.wall_limit_s of wall time has passed (paced: round(limit · rate)
+    scheduled ticks, minus the skipped ones) or cfg.episodes episodes have ended, and returns its
+    timing and return statistics (times in µs). progress gets a line every 10 s of wall time."""
     rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
     robot = stand_in(runtime, task, rate, cfg)
     env, read = robot.env, robot.read
     period, spin = 1.0 / rate, cfg.spin_us * 1e-6
-    scheduled = max(1, round(cfg.duration_s * rate))
-    starts, infer, work = np.zeros(scheduled), np.zeros(scheduled), np.zeros(scheduled)
-    episodes, executed, slot, misses = _Episodes(), 0, 0, 0
+    limit = cfg.wall_limit_s
+    scheduled = None if limit is None else max(1, round(limit * rate))
+    starts: list[float] = []
+    infer: list[float] = []
+    work: list[float] = []
+    episodes, slot, misses = _Episodes(), 0, 0
     load_start = os.getloadavg()[0]
     env.reset()
     runtime.reset()
     gc.collect()
     gc.disable()  # a collection pause inside a tick would be a deadline miss of our making
+    begin = time.perf_counter()
+    next_report = begin + 10.0
+
+    def more() -> bool:
+        if cfg.episodes is not None and len(episodes.returns) >= cfg.episodes:
+            return False
+        if not cfg.paced:
+            return limit is None or time.perf_counter() - begin < limit
+        return scheduled is None or slot < scheduled
+
     try:
         with torch_threads(1), torch.no_grad():
-            next_tick = time.perf_counter() + period
-            while slot < scheduled:
-                _sleep_until(next_tick, spin)
-                starts[executed] = time.perf_counter()
+            next_tick = begin + period
+            while more():
+                if cfg.paced:
+                    _sleep_until(next_tick, spin)
+                start = time.perf_counter()
                 terms, images = read()
                 t0 = time.perf_counter()
                 actions = runtime.act_raw(terms, images)
-                infer[executed] = time.perf_counter() - t0
+                infer.append(time.perf_counter() - t0)
                 step = robot.write(actions)
                 end = time.perf_counter()
-                work[executed] = end - starts[executed]
+                starts.append(start)
+                work.append(end - start)
                 episodes.record(robot, runtime, actions, step)
-                executed, slot, next_tick = executed + 1, slot + 1, next_tick + period
-                if end > next_tick:
+                slot, next_tick = slot + 1, next_tick + period
+                if cfg.paced and end > next_tick:
                     misses += 1
                     behind = max(0, math.floor((time.perf_counter() - next_tick) / period))
                     slot, next_tick = slot + behind, next_tick + behind * period
-                if progress is not None and slot // round(10 * rate) != (slot - 1) // round(10 * rate):
-                    progress(slot, scheduled)
+                if progress is not None and end >= next_report:
+                    next_report += 10.0
+                    progress(f"{slot}" + (f"/{scheduled}" if scheduled is not None and cfg.paced else "")
+                             + f" ticks, {len(episodes.returns)} episodes")
     finally:
         gc.enable()
-    starts, infer, work = starts[:executed], infer[:executed], work[:executed]
+    executed = len(starts)
+    due = slot if scheduled is None else min(slot, scheduled)  # ticks that came due (a skip may overshoot the end)
     md = runtime.metadata
     ctrl_check = "runtime.ctrl against the env's ctrl" if md.actions_are_commands else (
         "none: " + ", ".join(f"{t.name} ({t.kind})" for t in md.action_terms if not t.is_commands)
@@ -303,18 +337,18 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
     return {
         "task": task, "policy": str(runtime.path), "architecture": runtime.metadata.architecture,
         "quantization": runtime.metadata.quantization, "rate_hz": rate,
-        "trained_rate_hz": runtime.metadata.control_frequency_hz,
-        "duration_s": float(starts[-1] - starts[0] + period),
-        "scheduled_ticks": scheduled, "ticks": executed, "skipped_ticks": scheduled - executed,
-        "deadline_misses": misses,
-        "inference_us": _percentiles_us(infer), "work_us": _percentiles_us(work),
-        "period_jitter_us": _percentiles_us(jitter),
+        "trained_rate_hz": runtime.metadata.control_frequency_hz, "paced": cfg.paced,
+        "duration_s": float(starts[-1] - starts[0] + period) if cfg.paced else float(starts[-1] + work[-1] - begin),
+        "scheduled_ticks": due if cfg.paced else None, "ticks": executed,
+        "skipped_ticks": due - executed if cfg.paced else 0, "deadline_misses": misses if cfg.paced else None,
+        "inference_us": _percentiles_us(np.array(infer)), "work_us": _percentiles_us(np.array(work)),
+        "period_jitter_us": _percentiles_us(jitter) if cfg.paced else None,
         "ctrl_max_abs_diff": episodes.ctrl_diff if md.actions_are_commands else None,
         "ctrl_check": ctrl_check,
         "episodes": len(episodes.returns), "episode_returns": episodes.returns, "episode_endings": episodes.endings,
         "ended_by": {name: episodes.endings.count(name) / len(episodes.endings) for name in sorted(set(episodes.endings))},
         "mean_episode_return": float(np.mean(episodes.returns)) if episodes.returns else None,
         "unfinished_episode_return": episodes.current,
-        "spin_us": cfg.spin_us, "loadavg_1min": [load_start, os.getloadavg()[0]],
+        "episodes_asked": cfg.episodes, "spin_us": cfg.spin_us, "loadavg_1min": [load_start, os.getloadavg()[0]],
         "photos": cfg.photos, "command": None if cfg.command is None else list(cfg.command),
     }
