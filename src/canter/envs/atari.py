@@ -184,6 +184,11 @@ class AtariEnv:
                           f"frame skip {cfg.frameskip}, sticky actions {cfg.sticky_actions}, "
                           f"episodic life {cfg.episodic_life}, reward clipping {cfg.clip_rewards}")
 
+    @property
+    def action_names(self) -> list[str]:
+        """The names of the action set, in action-index order (e.g. NOOP, FIRE, RIGHT, LEFT, ...)."""
+        return [getattr(action, "name", str(action)) for action in self.action_set]
+
     # --- VecEnv -----------------------------------------------------------------------------------
     @property
     def observation_shapes(self) -> dict[str, tuple[int, ...]]:

@@ -166,7 +166,7 @@ def describe_game_policy(env: AtariEnv, actor: ExportableActor, task: str) -> Po
     if actor.obs_dim or actor.image_groups != ["policy"] or actor.rnn is not None:
         raise CanterError("export: an Atari policy reads the frame stack only, through a feed-forward network")
     cfg = env.cfg
-    names = [getattr(action, "name", str(action)) for action in env.action_set]
+    names = env.action_names
     term = ActionTermInfo(
         name="game", dim=env.num_actions, actuators=(), joints=(), kind="discrete",
         fields=[{"name": "action", "columns": [0, env.num_actions], "choices": names, "unit": "",

@@ -166,7 +166,7 @@ def game_stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: i
                               noop_max=int(game["noop_max"]), use_fire_reset=bool(game["fire_reset"]),
                               max_episode_frames=int(game["max_episode_frames"])).evaluation()
     env = AtariEnv(cfg)
-    names = [getattr(action, "name", str(action)) for action in env.action_set]
+    names = env.action_names
     if names != list(game["action_set"]):
         raise CanterError(f"the emulator's action set of {game['rom']!r} is {names}, the policy's {game['action_set']}")
     (image,) = md.image_inputs
