@@ -119,6 +119,23 @@ def test_torchscript_takes_the_frames_only_and_int8_reports_its_error(game, tmp_
     int8 = PolicyRuntime(tmp_path / "policy.int8.onnx")
     assert int8.metadata.quantization == "int8-dynamic" and int8.metadata.game is not None
     assert report.int8_max_action_error is not None and 0 < report.int8_max_action_error < report.max_abs_action
+    # the greedy action of the int8 file against fp32's over the 6 x 4 recorded steps, in the JSON report too
+    assert report.int8_choice_agreement is not None and 0.5 <= report.int8_choice_agreement <= 1.0
+    assert report.to_dict()["int8_choice_agreement"] == report.int8_choice_agreement
+    assert report.int8_choice_agreement * 24 == pytest.approx(round(report.int8_choice_agreement * 24))
+
+
+def test_choice_agreement_counts_rows_whose_greedy_choice_is_the_same(onnx_file, env):
+    md = PolicyRuntime(onnx_file).metadata
+    a = np.array([[[1.0, 2, 0, 0, 0, 0], [3, 0, 0, 0, 0, 0]], [[0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 1]]])
+    b = np.array([[[0.0, 2, 1, 0, 0, 0], [0, 3, 0, 0, 0, 0]], [[0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 1, 0]]])
+    assert parity.choice_agreement(a, b, md) == 0.5  # rows 1 and 3 of 4 agree (argmax 1 vs 1, 5 vs 5)
+    assert parity.choice_agreement(a, a, md) == 1.0
+    from canter.export.describe import describe_policy
+    from canter.export.module import ExportableActor
+
+    dog = ExportableActor(trained_looking_policy(env, "mlp"))
+    assert parity.choice_agreement(np.zeros((2, 12)), np.ones((2, 12)), describe_policy(env, dog, "dog-flat")) is None
 
 
 def test_game_metadata_round_trips_and_malformed_choices_are_one_line(onnx_file):

@@ -61,6 +61,8 @@ def export_main(args: ExportArgs) -> int:
         shown = ", ".join(f"{name} {value:.2e}" for name, value in errors.items())
         against = "torch policy" if precision == "fp32" else "fp32 export"
         console.print(f"  {precision}: max |Δaction| vs {against}: {shown}")
+    if report.int8_choice_agreement is not None:
+        console.print(f"  int8: the greedy action is fp32's on {100 * report.int8_choice_agreement:.1f} % of the recorded steps")
     console.print(f"  actions on the recorded observations reach |a| = {report.max_abs_action:.3g}")
     console.print(f"  report: {out.name}.json")
     return 0

@@ -44,6 +44,9 @@ class ExportReport:
     metadata: PolicyMetadata
     errors: dict[str, dict[str, float]] = field(default_factory=dict)
     int8_max_action_error: float | None = None
+    # a policy of discrete choices (a game's): the fraction of recorded steps where the int8 file's
+    # greedy action is the fp32 file's (None otherwise, or without int8)
+    int8_choice_agreement: float | None = None
     max_abs_action: float = 0.0  # max |a| of the fp32 export on the recorded observations, for scale
     recorded_steps: int = 0
     recorded_envs: int = 0
@@ -51,7 +54,8 @@ class ExportReport:
     def to_dict(self) -> dict[str, Any]:
         return {"path": str(self.path), "task": self.metadata.task, "architecture": self.metadata.architecture,
                 "quantization": self.metadata.quantization, "max_action_error": self.errors,
-                "int8_max_action_error": self.int8_max_action_error, "max_abs_action": self.max_abs_action,
+                "int8_max_action_error": self.int8_max_action_error,
+                "int8_choice_agreement": self.int8_choice_agreement, "max_abs_action": self.max_abs_action,
                 "recorded_steps": self.recorded_steps,
                 "recorded_envs": self.recorded_envs, "parity_tolerance": parity.PARITY_TOLERANCE}
 
@@ -134,7 +138,8 @@ def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: 
             save_torchscript(actor, metadata, fp32_path)
         report.errors["fp32"], report.max_abs_action = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
         if quantize == "int8":
-            report.int8_max_action_error = _write_int8(fmt, fp32_path, staged, actor, metadata, recordings["recorded"])
+            report.int8_max_action_error, report.int8_choice_agreement = _write_int8(
+                fmt, fp32_path, staged, actor, metadata, recordings["recorded"])
             report.errors["int8"] = {"recorded": report.int8_max_action_error}
         staged_report = staged.with_name(out.name + ".json")
         staged_report.write_text(json.dumps(report.to_dict(), indent=2))
@@ -144,19 +149,20 @@ def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: 
 
 
 def _write_int8(fmt: Format, fp32_path: Path, out: Path, actor: ExportableActor, metadata: PolicyMetadata,
-                recording: parity.Recording) -> float:
-    """Writes the int8 file at `out`; returns max |a_int8 - a_fp32| on the recorded observations."""
+                recording: parity.Recording) -> tuple[float, float | None]:
+    """Writes the int8 file at `out`; returns (max |a_int8 - a_fp32|, the share of greedy choices they
+    agree on: see parity.choice_agreement) on the recorded observations."""
     if fmt == "onnx":
         quantize_onnx(fp32_path, out, metadata)
-        error = parity.max_error(parity.onnx_actions(PolicyRuntime(out), recording),
-                                 parity.onnx_actions(PolicyRuntime(fp32_path), recording))
-        metadata.int8_max_action_error = error
+        int8 = parity.onnx_actions(PolicyRuntime(out), recording)
+        fp32 = parity.onnx_actions(PolicyRuntime(fp32_path), recording)
+        metadata.int8_max_action_error = parity.max_error(int8, fp32)
         annotate_onnx(out, metadata)
-        return error
-    quantized = quantize_actor(actor)
-    states = (len(actor.state_names), actor.num_layers, actor.hidden_dim)
-    error = parity.max_error(parity.module_actions(quantized, *states, recording),
-                             parity.module_actions(actor, *states, recording))  # both take (B, 0) obs
-    metadata.quantization, metadata.int8_max_action_error = QUANTIZATION, error
-    save_torchscript(actor, metadata, out, module=quantized)
-    return error
+    else:
+        quantized = quantize_actor(actor)
+        states = (len(actor.state_names), actor.num_layers, actor.hidden_dim)
+        int8 = parity.module_actions(quantized, *states, recording)  # both take the (B, 0) obs of an images-only actor
+        fp32 = parity.module_actions(actor, *states, recording)
+        metadata.quantization, metadata.int8_max_action_error = QUANTIZATION, parity.max_error(int8, fp32)
+        save_torchscript(actor, metadata, out, module=quantized)
+    return metadata.int8_max_action_error, parity.choice_agreement(int8, fp32, metadata)

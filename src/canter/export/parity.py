@@ -17,6 +17,7 @@ import torch
 from canter.core.device import torch_threads
 from canter.envs.atari import AtariEnv
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.export.metadata import PolicyMetadata
 from canter.export.runtime import PolicyRuntime
 from canter.rl.modules import ActorCritic
 
@@ -119,6 +120,21 @@ def module_actions(module: Callable[..., tuple[torch.Tensor, ...]], state_count:
             states = list(outputs[1:])
             out.append(outputs[0].float().numpy())
     return np.stack(out)
+
+
+def choice_agreement(a: np.ndarray, b: np.ndarray, metadata: PolicyMetadata) -> float | None:
+    """The fraction of rows (over every leading axis) where actions `a` and `b` (..., action_dim) choose
+    the same discrete action in every field of choices (the largest logit); None for a policy without
+    discrete choices."""
+    agree, start = None, 0
+    for term in metadata.action_terms:
+        for spec in term.fields:
+            if spec.get("choices") is not None:
+                first, stop = start + spec["columns"][0], start + spec["columns"][1]
+                same = a[..., first:stop].argmax(-1) == b[..., first:stop].argmax(-1)
+                agree = same if agree is None else agree & same
+        start += term.dim
+    return None if agree is None else float(np.mean(agree))
 
 
 def max_error(a: np.ndarray, b: np.ndarray) -> float:
