@@ -79,6 +79,8 @@ def test_bad_arguments_raise_canter_errors(run_dir, exported, tmp_path):
         (["deploy", "run", str(policy), "--photos", "unseen"], "--photos: this task composes no camera image over photos"),
         (["deploy", "run", str(policy), "--command", "1", "0", "0"], "--command: this task has no velocity command"),
         (["deploy", "run", str(policy), "--episodes", "0"], "--episodes: must be >= 1"),
+        (["deploy", "run", str(policy), "--camera", "top"], "--camera: needs --video"),
+        (["deploy", "run", str(policy), "--video", str(tmp_path / "v.mp4"), "--width", "0"], "--width/--height: must be >= 1"),
     ]
     for argv, message in cases:
         with pytest.raises(CanterError, match=message):
@@ -94,3 +96,19 @@ def test_deploy_errors_are_one_line_with_exit_code_2(tmp_path, name, message):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("canter: error:")]
     assert len(errors) == 1 and message in errors[0]
+
+
+def test_deploy_films_the_stand_in_robot(exported, tmp_path):
+    """`deploy run --video`: env 0 through MuJoCo's renderer, one frame per tick at the loop's rate (a
+    subprocess: the entry point chooses MUJOCO_GL for its process)."""
+    import imageio.v3 as iio
+
+    video = tmp_path / "deploy.mp4"
+    result = subprocess.run([sys.executable, "-m", "canter", "deploy", "run", str(exported), "--duration", "0.25",
+                             "--unpaced", "--video", str(video), "--width", "160", "--height", "120", "--json"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    frames = iio.imread(video)
+    assert report["video"] == str(video) and report["stopped_by"] is None
+    assert frames.shape == (report["ticks"], 120, 160, 3) and frames.std() > 1.0

@@ -182,3 +182,39 @@ def test_deploy_plays_a_game_in_real_time_and_scores_it(tmp_path):
         run_realtime(PolicyRuntime(path), "atari-pong", RealtimeCfg(rate_hz=7.0, duration_s=0.1))
     with pytest.raises(CanterError, match="--command: task 'atari-pong' is an Atari game"):
         run_realtime(PolicyRuntime(path), "atari-pong", RealtimeCfg(duration_s=0.1, command=(1.0, 0.0, 0.0)))
+
+
+def test_deploy_stopped_by_sigterm_reports_its_ticks_and_keeps_the_video(tmp_path, capsys, monkeypatch):
+    """SIGTERM at the 5th frame: the loop stops after that tick, the report says so with the 5 ticks,
+    the video holds their 5 frames, and the command ends as interrupted (128 + 15 at the entry point)."""
+    import json
+    import os
+    import signal
+
+    import imageio.v3 as iio
+
+    from canter.cli.main import main
+    from canter.cli.video import FrameVideoRecorder
+    from canter.core.errors import Interrupted
+
+    env = _pong(1)
+    actor, _ = exportable(_policy(env), {"policy": torch.uint8}, images_only=True)
+    path = save_onnx(actor, describe_game_policy(env, actor, "atari-pong"), tmp_path / "pong.onnx")
+    capture = FrameVideoRecorder.capture
+
+    def capture_then_sigterm(self):
+        capture(self)
+        if self.frames == 5:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(FrameVideoRecorder, "capture", capture_then_sigterm)
+    video = tmp_path / "pong.mp4"
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Interrupted) as stopped:
+        main(["deploy", "run", str(path), "--duration", "5", "--video", str(video), "--json", "--out", str(tmp_path)])
+    assert stopped.value.signum == signal.SIGTERM
+    report = json.loads(capsys.readouterr().out)
+    assert report == json.loads((tmp_path / "deploy.json").read_text())
+    assert report["stopped_by"] == "SIGTERM" and report["ticks"] == 5 and report["video"] == str(video)
+    assert iio.imread(video).shape == (5, 336, 336, 3)  # the newest 84 x 84 frame, scaled 4x
+    assert signal.getsignal(signal.SIGTERM) == before and not list(tmp_path.glob(".pong.partial*"))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import tyro
 
 from canter.cli.flags import OptionalTask
-from canter.core.errors import CanterError
+from canter.core.errors import CanterError, Interrupted
 
 
 @dataclass(kw_only=True)
@@ -70,11 +70,12 @@ def export_main(args: ExportArgs) -> int:
 
 @dataclass(kw_only=True)
 class DeployCmd:
-    """`deploy run POLICY [TASK]`: run an exported policy in a fixed-rate real-time loop against a simulated robot."""
+    """`deploy run POLICY [TASK]`: run an exported policy in a fixed-rate real-time loop against a simulated robot
+    (an Atari policy: against ale-py's emulator, at the game's pace)."""
 
     action: tyro.conf.Positional[Literal["run"]]
     policy: tyro.conf.Positional[str]  # an exported .onnx file
-    task: OptionalTask = None  # the simulated robot's task (default: the policy's)
+    task: OptionalTask = None  # the simulated robot's (or game's) task (default: the policy's)
     rate: float | None = None  # loop rate, Hz (default: the policy's control frequency)
     duration: float | None = None  # seconds of wall time (default 10; with --episodes: until they have ended)
     episodes: int | None = None  # stop once this many episodes have ended
@@ -85,6 +86,12 @@ class DeployCmd:
     command: tuple[float, float, float] | None = None  # velocity tasks: hold (vx, vy, wz), m/s and rad/s
     json: bool = False
     out: str | None = None  # also write the result JSON (deploy.json) into this directory
+    # film the stand-in (env 0's camera; an Atari game's frames) into this mp4; rendered between ticks,
+    # outside the measured work, but at a high --rate it can make ticks late (--unpaced has no deadlines)
+    video: str | None = None
+    camera: str | None = None  # with --video: a camera of the robot's model (default: its first, else the free camera)
+    width: int = 640  # with --video: frame size of a MuJoCo video, pixels
+    height: int = 480
 
     def run(self, rest: list[str]) -> int:
         return deploy_main(self)
@@ -93,9 +100,20 @@ class DeployCmd:
 def deploy_main(args: DeployCmd) -> int:
     from rich.console import Console
 
-    from canter.export.realtime import RealtimeCfg, run_realtime
+    from canter.core.signals import catch_stop_signals
+    from canter.export.realtime import RealtimeCfg, run_realtime, stand_in
     from canter.export.runtime import PolicyRuntime
 
+    if args.video is None and args.camera is not None:
+        raise CanterError("--camera: needs --video (the camera films the video; without one nothing is rendered)")
+    if args.video is not None:
+        from canter.cli.play_eval import check_offscreen_gl
+        from canter.runs.rundir import check_writable_file
+
+        if args.width < 1 or args.height < 1:
+            raise CanterError(f"--width/--height: must be >= 1, got {args.width}x{args.height}")
+        check_writable_file(Path(args.video))
+        check_offscreen_gl()
     cfg = RealtimeCfg(rate_hz=args.rate, duration_s=args.duration, episodes=args.episodes, paced=not args.unpaced,
                       spin_us=args.spin_us, seed=args.seed, photos=args.photos, command=args.command)
     runtime = PolicyRuntime(args.policy)
@@ -109,16 +127,56 @@ def deploy_main(args: DeployCmd) -> int:
                   f"{until} ({runtime.metadata.architecture}, {runtime.metadata.quantization})")
     if abs(rate - runtime.metadata.control_frequency_hz) > 1e-6:
         console.print(f"[yellow]note: the policy was trained at {runtime.metadata.control_frequency_hz:g} Hz[/yellow]")
-    result = run_realtime(runtime, task, cfg, lambda line: console.print(f"[dim]{line}[/dim]"))
+    robot = stand_in(runtime, task, rate, cfg)
+    recorder = _recorder(args, robot.env) if args.video else None
+    if recorder is not None and cfg.paced:
+        console.print("[yellow]note: frames are rendered between ticks; where that takes longer than a period, ticks are "
+                      "late (deadline misses): --unpaced films without deadlines[/yellow]")
+    # Ctrl-C, SIGTERM or SIGHUP: stop after the tick under way and report the ticks so far (and keep
+    # the video so far); a second Ctrl-C stops at once, the video so far still playable
+    try:
+        with catch_stop_signals() as received:
+            result = run_realtime(runtime, task, cfg, lambda line: console.print(f"[dim]{line}[/dim]"), robot=robot,
+                                  after_tick=None if recorder is None else recorder.capture,
+                                  should_stop=lambda: bool(received))
+    except KeyboardInterrupt:
+        if recorder is not None:
+            console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+        raise
+    except BaseException:  # a failed run leaves the video already at --video (if any) as it was
+        if recorder is not None:
+            recorder.discard()
+        raise
+    result["stopped_by"] = received[0].name if received else None
+    result["video"] = None
+    if recorder is not None:
+        result["video"] = str(recorder.close())
+        console.print(f"{'video so far' if received else 'video'}: {result['video']} ({recorder.frames} frames at "
+                      f"{recorder.fps:.0f} fps)")
     if args.out:
         from canter.cli.bench.output import write_report
 
         write_report(Path(args.out) / "deploy.json", result)
     if args.json:
         print(json.dumps(result, indent=2))
-        return 0
-    _print_result(result)
+    else:
+        _print_result(result)
+    if received:
+        raise Interrupted(int(received[0]))
     return 0
+
+
+def _recorder(args: DeployCmd, env: Any) -> Any:
+    """The video recorder of `deploy run --video`: MuJoCo's renderer for a robot, the frames for a game."""
+    from canter.cli.video import FrameVideoRecorder, VideoRecorder
+    from canter.envs.manager_env import ManagerBasedRLEnv
+
+    assert args.video is not None
+    if not isinstance(env, ManagerBasedRLEnv):
+        if args.camera is not None:
+            raise CanterError("--camera: an Atari game is filmed from its own frames; there is no camera to choose")
+        return FrameVideoRecorder(env, args.video)
+    return VideoRecorder(env, args.video, args.width, args.height, args.camera)
 
 
 def _print_result(result: dict) -> None:

@@ -112,11 +112,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _choose_gl(command: Any) -> None:
-    """Only `canter play --video` renders: it needs MUJOCO_GL's platform chosen before mujoco is
+    """Only `canter play --video` and `canter deploy run --video` render: they need MUJOCO_GL's platform chosen before mujoco is
     imported (EGL unless set). Every other command imports mujoco with GL off, so a broken GL setting
     (e.g. MUJOCO_GL=osmesa without libOSMesa, which makes `import mujoco` fail) cannot stop it; the
     variable itself is left as it was (for processes this one starts)."""
-    if isinstance(command, PlayArgs) and command.video:
+    if isinstance(command, PlayArgs | DeployCmd) and command.video:
         os.environ.setdefault("MUJOCO_GL", "egl")
         return
     if "mujoco" in sys.modules:

@@ -222,6 +222,17 @@ def _nan_to_none(value: Any) -> Any:
     return value
 
 
+def check_offscreen_gl() -> None:
+    """One line (CanterError) if MuJoCo's offscreen rendering cannot load under MUJOCO_GL (chosen by
+    the entry point for the commands that film: play --video, deploy run --video)."""
+    try:
+        import mujoco  # noqa: F401 - with MUJOCO_GL set, this loads the GL library
+    except Exception as err:
+        raise CanterError(f"offscreen rendering is unavailable with MUJOCO_GL={os.environ.get('MUJOCO_GL')} "
+                          f"({type(err).__name__}: {' '.join(str(err).split())[:120]}); install its library "
+                          "(libegl1 for egl, libosmesa6 for osmesa) or choose another MUJOCO_GL") from None
+
+
 def play_main(args: PlayArgs) -> int:
     from canter.cli.terrain_report import check_terrain_flags, pin_terrain
 
@@ -237,12 +248,7 @@ def play_main(args: PlayArgs) -> int:
         check_writable_file(Path(args.video))
         if args.strip:
             check_writable_file(Path(args.strip))
-        try:
-            import mujoco  # noqa: F401 - with MUJOCO_GL set, this loads the GL library
-        except Exception as err:
-            raise CanterError(f"offscreen rendering is unavailable with MUJOCO_GL={os.environ.get('MUJOCO_GL')} "
-                              f"({type(err).__name__}: {' '.join(str(err).split())[:120]}); install its library "
-                              "(libegl1 for egl, libosmesa6 for osmesa) or choose another MUJOCO_GL") from None
+        check_offscreen_gl()
     from canter.envs.manager_env import ManagerBasedRLEnv
 
     _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,

@@ -270,12 +270,17 @@ class _Episodes:
             self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - stand_in.env.sim.ctrl[0].numpy()).max()))
 
 
-def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[str], None] | None = None,
+                 *, robot: StandIn | None = None, after_tick: Callable[[], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> dict[str, Any]:
     """Runs the loop until cfg.wall_limit_s of wall time has passed (paced: round(limit · rate)
-    scheduled ticks, minus the skipped ones) or cfg.episodes episodes have ended, and returns its
-    timing and return statistics (times in µs). progress gets a line every 10 s of wall time."""
+    scheduled ticks, minus the skipped ones), cfg.episodes episodes have ended or should_stop() says
+    so (asked after every tick), and returns its timing and return statistics (times in µs).
+    progress gets a line every 10 s of wall time. robot: the stand-in to drive (default: built here by
+    `stand_in`). after_tick: called after each tick's measured work (e.g. to film the stand-in); in a
+    paced loop its time can make the next tick late."""
     rate = cfg.rate_hz or runtime.metadata.control_frequency_hz
-    robot = stand_in(runtime, task, rate, cfg)
+    robot = robot if robot is not None else stand_in(runtime, task, rate, cfg)
     env, read = robot.env, robot.read
     period, spin = 1.0 / rate, cfg.spin_us * 1e-6
     limit = cfg.wall_limit_s
@@ -294,6 +299,8 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
 
     def more() -> bool:
         if cfg.episodes is not None and len(episodes.returns) >= cfg.episodes:
+            return False
+        if should_stop is not None and should_stop():
             return False
         if not cfg.paced:
             return limit is None or time.perf_counter() - begin < limit
@@ -315,6 +322,8 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
                 starts.append(start)
                 work.append(end - start)
                 episodes.record(robot, runtime, actions, step)
+                if after_tick is not None:
+                    after_tick()
                 slot, next_tick = slot + 1, next_tick + period
                 if cfg.paced and end > next_tick:
                     misses += 1
