@@ -218,3 +218,29 @@ def test_deploy_stopped_by_sigterm_reports_its_ticks_and_keeps_the_video(tmp_pat
     assert report["stopped_by"] == "SIGTERM" and report["ticks"] == 5 and report["video"] == str(video)
     assert iio.imread(video).shape == (5, 336, 336, 3)  # the newest 84 x 84 frame, scaled 4x
     assert signal.getsignal(signal.SIGTERM) == before and not list(tmp_path.glob(".pong.partial*"))
+
+
+def test_the_metadata_preprocessing_is_gymnasiums_bit_for_bit(onnx_file):
+    """The frames a game policy reads, as its metadata describes them, are what Gymnasium's Atari wrappers
+    make of the same game: 200 steps of random actions on one Pong game (no sticky actions or no-op starts,
+    so that both emulators play the same frames; no FIRE at reset, which Gymnasium's wrappers lack)."""
+    gym = pytest.importorskip("gymnasium")
+    import ale_py
+
+    game = PolicyRuntime(onnx_file).metadata.game
+    assert game is not None and game["stack_padding"] == "zero frames" and game["resize_interpolation"] == "area"
+    gym.register_envs(ale_py)
+    reference = gym.make(f"ALE/{game['rom'].capitalize()}-v5", frameskip=1, repeat_action_probability=0.0,
+                         full_action_space=game["full_action_space"])
+    reference = gym.wrappers.AtariPreprocessing(reference, noop_max=0, frame_skip=game["frameskip"],
+                                                screen_size=game["resize"][0], grayscale_obs=game["grayscale"])
+    reference = gym.wrappers.FrameStackObservation(reference, game["stack"], padding_type="zero")
+    ours = _pong(1, repeat_action_probability=0.0, noop_max=0, use_fire_reset=False)
+    frames, _ = reference.reset(seed=5)
+    ours.reset()
+    rng = np.random.default_rng(0)
+    for step in range(200):
+        np.testing.assert_array_equal(ours.get_observations()["policy"][0].numpy(), np.asarray(frames), err_msg=f"step {step}")
+        action = int(rng.integers(0, ours.num_actions))
+        frames, *_ = reference.step(action)
+        ours.step(torch.tensor([action]))

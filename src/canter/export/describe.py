@@ -160,7 +160,9 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
 def describe_game_policy(env: AtariEnv, actor: ExportableActor, task: str) -> PolicyMetadata:
     """The metadata of `actor`, trained on the Atari task `task` in `env`: one discrete action term
     whose columns are the logits of the game's action set, the frames it reads (uint8, as the emulator
-    preprocesses them) and the game's settings as trained (metadata `game`)."""
+    preprocesses them) and the game's settings as trained (metadata `game`). The frames are Gymnasium's
+    `AtariPreprocessing(frame_skip, screen_size, grayscale_obs=True)` + `FrameStackObservation(stack,
+    padding_type="zero")` over `ALE/<Game>-v5` with frameskip=1, bit for bit (tests/export)."""
     import ale_py
 
     if actor.obs_dim or actor.image_groups != ["policy"] or actor.rnn is not None:
@@ -178,7 +180,8 @@ def describe_game_policy(env: AtariEnv, actor: ExportableActor, task: str) -> Po
         "engine": "ale-py", "engine_version": ale_py.__version__, "rom": cfg.game, "action_set": names,
         "frameskip": cfg.frameskip, "max_pool_last_two_frames": True, "grayscale": True,
         "resize": [cfg.size, cfg.size], "resize_interpolation": "area", "stack": cfg.stack,
-        "stack_order": "oldest first", "repeat_action_probability": cfg.repeat_action_probability,
+        "stack_order": "oldest first", "stack_padding": "zero frames",
+        "repeat_action_probability": cfg.repeat_action_probability,
         "noop_max": cfg.noop_max, "fire_reset": cfg.use_fire_reset, "max_episode_frames": cfg.max_episode_frames,
         "full_action_space": cfg.full_action_space,
     }

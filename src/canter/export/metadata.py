@@ -146,7 +146,8 @@ class PolicyMetadata:
         the emulator, the game's ROM id, its action set and the preprocessing of the frames the policy
         reads, as trained: {"engine": "ale-py", "engine_version", "rom", "action_set": [names],
         "frameskip", "max_pool_last_two_frames", "grayscale", "resize": [H, W], "resize_interpolation",
-        "stack", "stack_order", "repeat_action_probability", "noop_max", "fire_reset",
+        "stack", "stack_order", "stack_padding" (what fills the stack before a game's first frames),
+        "repeat_action_probability", "noop_max", "fire_reset",
         "max_episode_frames", "full_action_space"}. There are no actuators; physics_dt is one emulator
         frame and decimation the frame skip.
     """
