@@ -3,6 +3,8 @@ the metadata; the runtime picks the greedy action the env would play, and `deplo
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -14,7 +16,7 @@ from canter.core.rng import make_generator
 from canter.envs.atari import AtariEnv, AtariEnvCfg
 from canter.export import parity
 from canter.export.describe import describe_game_policy
-from canter.export.exporter import export_policy, exportable
+from canter.export.exporter import SUFFIX, export_policy, exportable
 from canter.export.metadata import ActionTermInfo, PolicyMetadata, format_version_for
 from canter.export.onnx_export import save_onnx
 from canter.export.realtime import RealtimeCfg, run_realtime
@@ -33,12 +35,13 @@ def _pong(num_envs: int, **overrides) -> AtariEnv:
     return AtariEnv(AtariEnvCfg(game="pong", num_envs=num_envs, num_threads=1, seed=0, **overrides))
 
 
-def _policy(env: AtariEnv, *, seed: int = 0, noop: bool = False) -> ActorCritic:
-    """The Atari task's policy (Nature CNN, linear head) with its head scaled so that the logits spread
-    over a few units (their initial gain of 0.01 makes every action nearly equally likely, and a 1e-5
-    tolerance would mean little); noop: a head that always prefers NOOP by 5."""
-    policy = make_policy(env.observation_shapes, env.num_actions, atari_agent_cfg().policy,
-                         init_generator=make_generator(seed, "cpu"))
+def _policy(env: AtariEnv, *, seed: int = 0, noop: bool = False, rnn: str = "none") -> ActorCritic:
+    """The Atari task's policy (Nature CNN, linear head; rnn "gru"/"lstm": a memory of 32 between them)
+    with its head scaled so that the logits spread over a few units (their initial gain of 0.01 makes
+    every action nearly equally likely, and a 1e-5 tolerance would mean little); noop: a head that
+    always prefers NOOP by 5."""
+    cfg = dataclasses.replace(atari_agent_cfg().policy, rnn_type=rnn, rnn_hidden_dim=32)  # type: ignore[arg-type]
+    policy = make_policy(env.observation_shapes, env.num_actions, cfg, init_generator=make_generator(seed, "cpu"))
     head = [m for m in policy.actor if isinstance(m, nn.Linear)][-1]
     with torch.no_grad():
         if noop:
@@ -244,3 +247,23 @@ def test_the_metadata_preprocessing_is_gymnasiums_bit_for_bit(onnx_file):
         action = int(rng.integers(0, ours.num_actions))
         frames, *_ = reference.step(action)
         ours.step(torch.tensor([action]))
+
+
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
+def test_a_recurrent_game_policy_exports_with_its_state(tmp_path, rnn):
+    """A memory between the CNN and the head: the graph takes the frames and the state, and both files
+    match the torch policy over recorded games (export_policy's parity checks, episode starts included)."""
+    env = _pong(3)
+    policy = _policy(env, rnn=rnn)
+    for fmt in ("onnx", "torchscript"):
+        report = export_policy(env, policy, "atari-pong", fmt=fmt, out=tmp_path / f"policy{SUFFIX[fmt]}", record_steps=8)
+        md = report.metadata
+        states = ["h", "c"] if rnn == "lstm" else ["h"]
+        assert md.inputs == ["image_policy", *(f"{s}_in" for s in states)] and md.state_inputs == [f"{s}_in" for s in states]
+        assert md.recurrent == {"type": rnn, "num_layers": 1, "hidden_dim": 32} and report.max_abs_action > 0.5
+        assert report.errors["fp32"]["recorded"] <= 1e-5 * max(1.0, report.max_abs_action)
+    runtime = PolicyRuntime(tmp_path / "policy.onnx")
+    frames = env.reset()[0]["policy"].numpy()
+    first = runtime.act(None, {"policy": frames})
+    assert [state.shape for state in runtime.state] == [(1, 3, 32)] * len(runtime.state)
+    assert np.abs(runtime.act(None, {"policy": frames}) - first).max() > 1e-4  # the memory moved the logits

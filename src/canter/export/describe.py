@@ -95,6 +95,13 @@ def _other_term(env: ManagerBasedRLEnv, term: ActionTerm) -> tuple[ActionTermInf
     return info, ids, facts, [None] * len(ids)
 
 
+def _recurrent(actor: ExportableActor) -> dict[str, object] | None:
+    """The metadata's `recurrent`: None for a feed-forward actor."""
+    if actor.rnn is None:
+        return None
+    return {"type": actor.architecture, "num_layers": actor.num_layers, "hidden_dim": actor.hidden_dim}
+
+
 def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, group: str = "policy") -> PolicyMetadata:
     """The metadata of `actor`, trained on `task` in `env` (reading observation group `group`)."""
     model = env.scene.model
@@ -123,9 +130,6 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
         for name, group, shape, dtype in zip(inputs[1:], actor.image_groups, actor.image_shapes, actor.image_dtypes,
                                              strict=False)
     ]
-    recurrent = None
-    if actor.rnn is not None:
-        recurrent = {"type": actor.architecture, "num_layers": actor.num_layers, "hidden_dim": actor.hidden_dim}
     return PolicyMetadata(
         task=task,
         architecture=actor.architecture,
@@ -147,7 +151,7 @@ def describe_policy(env: ManagerBasedRLEnv, actor: ExportableActor, task: str, g
         control_frequency_hz=1.0 / env.step_dt,
         physics_dt=float(env.physics_dt),
         decimation=int(env.cfg.decimation),
-        recurrent=recurrent,
+        recurrent=_recurrent(actor),
         image_inputs=image_inputs,
         inputs=inputs,
         outputs=outputs,
@@ -165,8 +169,8 @@ def describe_game_policy(env: AtariEnv, actor: ExportableActor, task: str) -> Po
     padding_type="zero")` over `ALE/<Game>-v5` with frameskip=1, bit for bit (tests/export)."""
     import ale_py
 
-    if actor.obs_dim or actor.image_groups != ["policy"] or actor.rnn is not None:
-        raise CanterError("export: an Atari policy reads the frame stack only, through a feed-forward network")
+    if actor.obs_dim or actor.image_groups != ["policy"]:
+        raise CanterError("export: an Atari policy reads the frame stack only")
     cfg = env.cfg
     names = env.action_names
     term = ActionTermInfo(
@@ -193,6 +197,7 @@ def describe_game_policy(env: AtariEnv, actor: ExportableActor, task: str) -> Po
         decimation=cfg.frameskip,
         image_inputs=[{"name": inputs[0], "group": "policy", "shape": list(actor.image_shapes[0]),
                        "dtype": str(actor.image_dtypes[0]).removeprefix("torch.")}],
+        recurrent=_recurrent(actor),
         inputs=inputs, outputs=outputs, normalizer=actor.normalizer, game=game, canter_version=canter.__version__,
         format_version=format_version_for([term], vector_input=False, game=True),
     )
