@@ -212,6 +212,8 @@ def test_deploy_stopped_by_sigterm_reports_its_ticks_and_keeps_the_video(tmp_pat
 
     monkeypatch.setattr(FrameVideoRecorder, "capture", capture_then_sigterm)
     video = tmp_path / "pong.mp4"
+    with pytest.raises(CanterError, match="--camera: an Atari game is filmed from its own frames; there is no camera"):
+        main(["deploy", "run", str(path), "--video", str(video), "--camera", "top"])
     before = signal.getsignal(signal.SIGTERM)
     with pytest.raises(Interrupted) as stopped:
         main(["deploy", "run", str(path), "--duration", "5", "--video", str(video), "--json", "--out", str(tmp_path)])

@@ -1,16 +1,18 @@
 """`canter bench latency`: single-observation inference latency of an exported policy.
 
-For the task's policy network (the dog: MLP 256-128-64 ELU) and a GRU variant of it, each backend is
-timed one call at a time (batch 1, one thread, time.perf_counter_ns around the call): onnxruntime on
+For the task's policy network (the dog: MLP 256-128-64 ELU; a camera task's CNN and MLP; an Atari
+game's Nature CNN) and a GRU variant of it, each backend is timed one call at a time (batch 1, one thread, time.perf_counter_ns around the call): onnxruntime on
 the fp32 and dynamic-int8 files, the torch-free Canter runtime (onnxruntime + observation mapping),
 TorchScript fp32 and int8, and eager torch (the trained policy's act_inference, and torch's dynamic
 int8 quantization of it). Recurrent states are fed back call after call, as on a robot. Backends take
 turns in `rounds` blocks so that background load spreads over all of them. Weights are the
-policy's initial ones: latency does not depend on their values.
+policy's initial ones: latency does not depend on their values. A policy with image inputs is fed
+the env's first frames (in the dtype the env emits), a game policy its frames only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,10 +27,12 @@ from canter.bench.report import machine_info
 from canter.core.device import torch_threads
 from canter.core.errors import ConfigError
 from canter.core.rng import make_generator
+from canter.envs.atari import AtariEnv, AtariEnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.export.describe import describe_policy
+from canter.export.describe import describe_game_policy, describe_policy
+from canter.export.exporter import exportable
 from canter.export.module import ExportableActor
-from canter.export.onnx_export import save_onnx
+from canter.export.onnx_export import image_input_name, save_onnx
 from canter.export.quantize import quantize_actor, quantize_onnx
 from canter.export.runtime import PolicyRuntime, make_session
 from canter.export.torchscript import script_actor
@@ -62,10 +66,10 @@ class LatencyCfg:
 Call = Callable[[], Any]
 
 
-def _ort_call(path: Path, obs: np.ndarray, state_names: list[str], state_shape: tuple[int, ...]) -> Call:
+def _ort_call(path: Path, feed: dict[str, np.ndarray], state_names: list[str], state_shape: tuple[int, ...]) -> Call:
     session = make_session(path, 1)
     states = [np.zeros(state_shape, dtype=np.float32) for _ in state_names]
-    feed = {"obs": obs[None]}
+    feed = dict(feed)
 
     def call() -> None:
         feed.update(zip(state_names, states, strict=True))
@@ -75,20 +79,18 @@ def _ort_call(path: Path, obs: np.ndarray, state_names: list[str], state_shape: 
     return call
 
 
-def _module_call(module: Callable[..., Any], obs: torch.Tensor, actor: ExportableActor) -> Call:
+def _module_call(module: Callable[..., Any], inputs: tuple[torch.Tensor, ...], actor: ExportableActor) -> Call:
     states = list(actor.initial_state(1))
 
     def call() -> None:
         with torch.inference_mode():
-            outputs = module(obs[None], *states)
+            outputs = module(*inputs, *states)
             states[:] = outputs[1:]
 
     return call
 
 
-def _eager_call(policy: ActorCritic, obs: torch.Tensor, group: str) -> Call:
-    observation = {group: obs[None]}
-
+def _eager_call(policy: ActorCritic, observation: dict[str, torch.Tensor]) -> Call:
     def call() -> None:
         with torch.inference_mode():
             policy.act_inference(observation)
@@ -96,27 +98,39 @@ def _eager_call(policy: ActorCritic, obs: torch.Tensor, group: str) -> Call:
     return call
 
 
-def _backends(
-    policy: ActorCritic, env: ManagerBasedRLEnv, task: str, tmp: Path, obs: np.ndarray
-) -> dict[str, Call]:
-    actor = ExportableActor(policy)
-    group = policy.actor_obs_groups[0]
-    metadata = describe_policy(env, actor, task, group)
+def _backends(policy: ActorCritic, env: ManagerBasedRLEnv | AtariEnv, task: str, tmp: Path,
+              obs: dict[str, np.ndarray]) -> dict[str, Call]:
+    """The timed calls; obs: the env's first observation of env 0 per group the actor reads."""
+    dtypes = getattr(env, "observation_dtypes", None) or {}
+    game = isinstance(env, AtariEnv)
+    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups}, images_only=game)
+    if isinstance(env, AtariEnv):
+        metadata = describe_game_policy(env, actor, task)
+    else:
+        assert group is not None
+        metadata = describe_policy(env, actor, task, group)
     fp32, int8 = tmp / f"{actor.architecture}.onnx", tmp / f"{actor.architecture}.int8.onnx"
     save_onnx(actor, metadata, fp32)
     quantize_onnx(fp32, int8, metadata)
     shape = (actor.num_layers, 1, actor.hidden_dim)
     runtime = PolicyRuntime(fp32)
     raw = {t.name: np.zeros(t.dim, dtype=np.float32) for t in metadata.observation_terms}
-    obs_t = torch.from_numpy(obs)
+    images = {g: obs[g] for g in actor.image_groups}
+    feed = {image_input_name(g): frames[None] for g, frames in images.items()}
+    if group is not None:
+        feed["obs"] = obs[group][None]
+    vector = torch.from_numpy(obs[group][None]) if group is not None else torch.zeros(1, 0)
+    frames = tuple(torch.from_numpy(images[g][None]) for g in actor.image_groups)
+    scripted = () if game else (vector,)  # a game's TorchScript file takes the frames only
+    observation = {g: torch.from_numpy(v[None]) for g, v in obs.items()}
     return {
-        "onnxruntime fp32": _ort_call(fp32, obs, metadata.state_inputs, shape),
-        "onnxruntime int8": _ort_call(int8, obs, metadata.state_inputs, shape),
-        "canter runtime fp32 (raw terms)": lambda: runtime.act_raw(raw),
-        "torchscript fp32": _module_call(script_actor(actor), obs_t, actor),
-        "torchscript int8": _module_call(script_actor(actor, quantize_actor(actor)), obs_t, actor),
-        "torch eager fp32": _eager_call(policy, obs_t, group),
-        "torch eager int8": _module_call(quantize_actor(actor), obs_t, actor),
+        "onnxruntime fp32": _ort_call(fp32, feed, metadata.state_inputs, shape),
+        "onnxruntime int8": _ort_call(int8, feed, metadata.state_inputs, shape),
+        "canter runtime fp32 (raw terms)": lambda: runtime.act_raw(raw, images),
+        "torchscript fp32": _module_call(script_actor(actor), (*scripted, *frames), actor),
+        "torchscript int8": _module_call(script_actor(actor, quantize_actor(actor)), (*scripted, *frames), actor),
+        "torch eager fp32": _eager_call(policy, observation),
+        "torch eager int8": _module_call(quantize_actor(actor), (vector, *frames), actor),
     }
 
 
@@ -170,12 +184,16 @@ class LatencyResult:
 
 def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = None) -> LatencyResult:
     """Latency rows {policy, backend, p50_us, p99_us, max_us, mean_us} for the MLP and the GRU."""
-    spec = REGISTRY.get_mujoco(cfg.task, "bench latency")
+    spec = REGISTRY.get(cfg.task)
     if spec.agent_cfg is None:
         raise ConfigError(f"task {cfg.task!r} has no agent config")
     env_cfg = spec.env_cfg()
-    env_cfg.num_envs, env_cfg.device, env_cfg.sim.num_threads = 1, "cpu", 1
-    env = ManagerBasedRLEnv(env_cfg)
+    env: ManagerBasedRLEnv | AtariEnv
+    if isinstance(env_cfg, AtariEnvCfg):
+        env = AtariEnv(dataclasses.replace(env_cfg, num_envs=1, num_threads=1))
+    else:
+        env_cfg.num_envs, env_cfg.device, env_cfg.sim.num_threads = 1, "cpu", 1
+        env = ManagerBasedRLEnv(env_cfg)
     obs_all, _ = env.reset()
     rows: list[LatencyRow] = []
     networks: dict[str, Any] = {}
@@ -190,15 +208,18 @@ def run_latency_bench(cfg: LatencyCfg, progress: Callable[[str], None] | None = 
             init_generator=make_generator(cfg.seed, "cpu"),
         )
         policy.eval()
-        group = policy.actor_obs_groups[0]
-        obs = obs_all[group][0].float().numpy().copy()
+        obs = {g: obs_all[g][0].numpy().copy() for g in policy.actor_obs_groups}
+        obs = {g: v if g in policy.image_groups else v.astype(np.float32) for g, v in obs.items()}
         networks[label] = {
             "actor_hidden_dims": list(agent.policy.actor_hidden_dims),
             "activation": agent.policy.activation,
             "rnn": None
             if rnn == "none"
             else {"type": rnn, "hidden_dim": cfg.gru_hidden_dim, "num_layers": agent.policy.rnn_num_layers},
-            "obs_dim": int(obs.shape[0]),
+            "obs_dim": sum(int(v.shape[0]) for g, v in obs.items() if g not in policy.image_groups),
+            "images": {g: list(obs[g].shape) for g in policy.image_groups},
+            "cnn": None if not policy.image_groups else {"channels": list(agent.policy.cnn.channels),
+                                                          "output_dim": agent.policy.cnn.output_dim},
             "num_actions": env.num_actions,
         }
         with tempfile.TemporaryDirectory() as tmp, torch_threads(1):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import tyro
 
@@ -128,7 +128,11 @@ def deploy_main(args: DeployCmd) -> int:
     if abs(rate - runtime.metadata.control_frequency_hz) > 1e-6:
         console.print(f"[yellow]note: the policy was trained at {runtime.metadata.control_frequency_hz:g} Hz[/yellow]")
     robot = stand_in(runtime, task, rate, cfg)
-    recorder = _recorder(args, robot.env) if args.video else None
+    recorder = None
+    if args.video is not None:
+        from canter.cli.video import recorder_for
+
+        recorder = recorder_for(robot.env, args.video, args.width, args.height, args.camera)
     if recorder is not None and cfg.paced:
         console.print("[yellow]note: frames are rendered between ticks; where that takes longer than a period, ticks are "
                       "late (deadline misses): --unpaced films without deadlines[/yellow]")
@@ -165,18 +169,6 @@ def deploy_main(args: DeployCmd) -> int:
         raise Interrupted(int(received[0]))
     return 0
 
-
-def _recorder(args: DeployCmd, env: Any) -> Any:
-    """The video recorder of `deploy run --video`: MuJoCo's renderer for a robot, the frames for a game."""
-    from canter.cli.video import FrameVideoRecorder, VideoRecorder
-    from canter.envs.manager_env import ManagerBasedRLEnv
-
-    assert args.video is not None
-    if not isinstance(env, ManagerBasedRLEnv):
-        if args.camera is not None:
-            raise CanterError("--camera: an Atari game is filmed from its own frames; there is no camera to choose")
-        return FrameVideoRecorder(env, args.video)
-    return VideoRecorder(env, args.video, args.width, args.height, args.camera)
 
 
 def _print_result(result: dict) -> None:

@@ -249,7 +249,6 @@ def play_main(args: PlayArgs) -> int:
         if args.strip:
             check_writable_file(Path(args.strip))
         check_offscreen_gl()
-    from canter.envs.manager_env import ManagerBasedRLEnv
 
     _, _, runner = load_run(args.run_dir, args.num_envs, args.checkpoint, photos=args.photos,
                             velocity=args.command, task=args.task)
@@ -261,10 +260,9 @@ def play_main(args: PlayArgs) -> int:
         scoring()
     recorder = None
     if args.video:
-        from canter.cli.video import STRIP_FRAMES, FrameVideoRecorder, VideoRecorder, write_frame_strip
+        from canter.cli.video import STRIP_FRAMES, recorder_for, write_frame_strip
 
-        recorder = (VideoRecorder(env, args.video, args.width, args.height, args.camera)
-                    if isinstance(env, ManagerBasedRLEnv) else FrameVideoRecorder(env, args.video))
+        recorder = recorder_for(env, args.video, args.width, args.height, args.camera)
         recorder.keep_every = max(1, steps // STRIP_FRAMES) if args.strip else 0
     obs, _ = env.reset()
     total = torch.zeros(env.num_envs)

@@ -171,3 +171,13 @@ class FrameVideoRecorder(_Recorder):
 
     def close(self) -> Path:
         return self._finish(keep=True)
+
+
+def recorder_for(env: Any, path: str, width: int, height: int, camera: str | None) -> VideoRecorder | FrameVideoRecorder:
+    """The recorder that films env 0: MuJoCo's renderer through `camera` for a robot, the env's own
+    frames for an Atari game (which has no camera: `camera` is then a one-line error)."""
+    if isinstance(env, ManagerBasedRLEnv):
+        return VideoRecorder(env, path, width, height, camera)
+    if camera is not None:
+        raise CanterError("--camera: an Atari game is filmed from its own frames; there is no camera to choose")
+    return FrameVideoRecorder(env, path)

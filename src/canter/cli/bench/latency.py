@@ -14,7 +14,7 @@ from canter.cli.flags import Task
 class LatencyArgs:
     """Single-observation policy inference latency, one thread: ONNX Runtime vs TorchScript vs torch."""
 
-    task: Task = "dog-flat"  # whose observation/action sizes and agent network to use
+    task: Task = "dog-flat"  # whose observation/action sizes and agent network to use (a camera task's or an Atari game's CNN too)
     iterations: int = 5000  # timed calls per backend
     warmup: int = 200
     rounds: int = 5  # backends take turns in this many blocks
