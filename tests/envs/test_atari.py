@@ -270,6 +270,9 @@ def test_train_eval_play_of_an_atari_run(tmp_path, capsys):
     result = _canter(["play", str(run), "--steps", "20", "--num-envs", "2", "--video", str(video)], tmp_path)
     assert result.returncode == 0, result.stderr
     assert video.stat().st_size > 1000
+    with pytest.raises(CanterError, match="--camera: an Atari game is filmed from its own frames"):
+        main(["play", str(run), "--steps", "2", "--video", str(tmp_path / "cam.mp4"), "--camera", "top"])
+    assert not (tmp_path / "cam.mp4").exists()
     # export and deploy: the game's frames in, its logits out, one game played in real time at 15 Hz
     assert main(["export", str(run), "--record-envs", "2", "--record-steps", "10"]) == 0
     assert "frames 4x84x84 -> 6 logits of pong's actions, 15 Hz" in " ".join(capsys.readouterr().out.split())
