@@ -91,6 +91,9 @@ def test_hand_deploy_loop_checks_the_relative_targets(hand, tmp_path):
     result = run_realtime(runtime, "hand-cube", RealtimeCfg(duration_s=0.3, seed=1))
     assert result["ticks"] > 3 and result["ctrl_max_abs_diff"] < 1e-5
     assert result["ctrl_check"] == "runtime.ctrl against the env's ctrl"
+    # hand-cube-dr adds action noise, bias and a step of latency: the check maps what the servos received
+    result = run_realtime(runtime, "hand-cube-dr", RealtimeCfg(duration_s=1.0, seed=1, paced=False))
+    assert result["ticks"] > 20 and result["ctrl_max_abs_diff"] < 1e-5
 
 
 def test_arm_end_effector_deltas_are_fields_and_ctrl_is_refused(tmp_path):

@@ -35,6 +35,25 @@ def test_loop_runs_its_ticks_and_writes_the_metadata_commands(policy_file, rate,
     assert 0 <= result["deadline_misses"] <= result["ticks"]
 
 
+def test_the_ctrl_check_holds_under_the_action_path_randomization_of_a_dr_task(policy_file):
+    """dog-flat-dr delays what the actuators receive by up to 2 control steps (hand-cube-dr also adds noise and
+    bias): the check maps the actions they received (ActionManager.received_action), so it holds to float
+    rounding (it read 3.2 before, the policy's own actions mapped)."""
+    result = run_realtime(PolicyRuntime(policy_file), "dog-flat-dr", RealtimeCfg(duration_s=1.5, seed=3, paced=False))
+    runtime = PolicyRuntime(policy_file)
+    env = stand_in_env(runtime, "dog-flat-dr", 50.0, seed=3)
+    env.reset()
+    manager = env.action_manager
+    assert manager.max_delay > 0  # the task randomizes the action path
+    moved = 0.0
+    with torch.no_grad():
+        for _ in range(20):
+            env.step(torch.from_numpy(runtime.act_raw(*sensor_reader(env, runtime)()))[None])
+            moved = max(moved, float((manager.received_action() - manager.action).abs().max()))
+    assert moved > 1e-3  # what the actuators received is not the policy's action
+    assert result["ticks"] > 50 and result["ctrl_max_abs_diff"] < 1e-5
+
+
 def test_loop_return_equals_an_offline_run_of_the_same_steps(policy_file):
     result = run_realtime(PolicyRuntime(policy_file), "dog-flat", RealtimeCfg(duration_s=0.4, seed=2))
     runtime = PolicyRuntime(policy_file)

@@ -27,7 +27,9 @@ logit), and the emulator plays it for the frame skip. Games are scored as `cante
 
 Also checked every tick that does not end an episode: the runtime's own actuator commands (metadata
 offset + scale·action, or a relative term's moved targets) against the commands the env wrote into
-the simulator (`ctrl_max_abs_diff`). Where the actions are no actuator commands (an end-effector
+the simulator (`ctrl_max_abs_diff`). The runtime maps the actions the actuators received
+(`ActionManager.received_action`): on a task that randomizes the action path (noise, bias, latency:
+`*-dr`) those are not the policy's, and the check is of the mapping itself. Where the actions are no actuator commands (an end-effector
 delta, a quadruped controller's targets) there is nothing of the runtime's to compare, and the
 check reports None; `ctrl_check` says why.
 
@@ -112,7 +114,8 @@ def _steps_per_tick(runtime: PolicyRuntime, rate_hz: float) -> int:
 def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int, *, photos: str | None = None,
                  command: tuple[float, float, float] | None = None) -> ManagerBasedRLEnv:
     """One env of `task` on the cpu, stepping 1/rate_hz of physics per control step (photos and command:
-    see RealtimeCfg); its policy observation group must have the policy's layout."""
+    see RealtimeCfg), in evaluation mode as `canter eval` plays it (training-only aids off: a goal or
+    randomization curriculum at its full range); its policy observation group must have the policy's layout."""
     md = runtime.metadata
     if md.game is not None:
         raise CanterError(f"task {task!r} is a MuJoCo robot; the policy plays the Atari game {md.game['rom']!r}")
@@ -125,6 +128,7 @@ def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int, *
     cfg.num_envs, cfg.device, cfg.seed, cfg.decimation = 1, "cpu", seed, decimation
     cfg.sim.num_threads = 1
     env = ManagerBasedRLEnv(cfg)
+    env.evaluation()  # scored as `canter eval` scores: e.g. the hand's full goal set and full randomization ranges
     if not math.isclose(env.physics_dt, md.physics_dt, rel_tol=1e-9):
         raise CanterError(f"task {task!r} steps physics at {env.physics_dt:g} s, the policy was trained at {md.physics_dt:g} s")
     have = [(t.name, t.width) for t in observation_terms(env, md.observation_group)]
@@ -266,8 +270,12 @@ class _Episodes:
             self.current = 0.0
             runtime.reset()
         elif runtime.metadata.actions_are_commands:
-            assert isinstance(stand_in.env, ManagerBasedRLEnv)
-            self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(actions) - stand_in.env.sim.ctrl[0].numpy()).max()))
+            # the actions the actuators received: on a task with domain randomization of the action path
+            # (noise, bias, latency) they are not the policy's, and the check is of the mapping itself
+            env = stand_in.env
+            assert isinstance(env, ManagerBasedRLEnv)
+            received = env.action_manager.received_action()[0].numpy()
+            self.ctrl_diff = max(self.ctrl_diff, float(np.abs(runtime.ctrl(received) - env.sim.ctrl[0].numpy()).max()))
 
 
 def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: Callable[[str], None] | None = None,

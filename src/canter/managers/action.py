@@ -165,20 +165,32 @@ class ActionManager(TermManager):
             self._head.add_(1).remainder_(self.max_delay + 1)
             self.action_history.index_copy_(0, self._head.view(1), self.executed.unsqueeze(0))
 
+    def _received(self, term: ActionTerm, start: int) -> torch.Tensor:
+        """The actions term `term` (columns start:start + its dim) receives this control step: the
+        executed action (noise and bias added), or the one from delay[i] steps ago."""
+        stop = start + term.action_dim
+        if term.cfg.max_delay_steps == 0:
+            return self.executed[:, start:stop]
+        # slot of the action from delay[i] steps ago: (head - delay[i]) mod (max_delay + 1)
+        delay = self.delay.clamp(0, term.cfg.max_delay_steps)
+        slot = (self._head - delay).remainder(self.max_delay + 1)
+        return self.action_history[slot, self._env_index, start:stop]
+
     def apply_action(self) -> None:
         ctrl = self.env.sim.ctrl
         start = 0
         for term in self.terms:
-            stop = start + term.action_dim
-            if term.cfg.max_delay_steps == 0:
-                action = self.executed[:, start:stop]
-            else:
-                # slot of the action from delay[i] steps ago: (head - delay[i]) mod (max_delay + 1)
-                delay = self.delay.clamp(0, term.cfg.max_delay_steps)
-                slot = (self._head - delay).remainder(self.max_delay + 1)
-                action = self.action_history[slot, self._env_index, start:stop]
-            term.apply(ctrl, action.to(ctrl.dtype))
-            start = stop
+            term.apply(ctrl, self._received(term, start).to(ctrl.dtype))
+            start += term.action_dim
+
+    def received_action(self) -> torch.Tensor:
+        """(num_envs, action_dim): what the terms received this control step, after the action noise,
+        bias and latency of domain randomization (without them: `action`). For checks, not the hot path."""
+        parts, start = [], 0
+        for term in self.terms:
+            parts.append(self._received(term, start))
+            start += term.action_dim
+        return torch.cat(parts, dim=1)
 
     def reset(self, env_ids: torch.Tensor) -> None:
         # a device-side fill (t[ids] = 0.0 copies the number to the device, synchronously)
