@@ -269,3 +269,29 @@ def test_a_recurrent_game_policy_exports_with_its_state(tmp_path, rnn):
     first = runtime.act(None, {"policy": frames})
     assert [state.shape for state in runtime.state] == [(1, 3, 32)] * len(runtime.state)
     assert np.abs(runtime.act(None, {"policy": frames}) - first).max() > 1e-4  # the memory moved the logits
+
+
+def test_the_exported_file_plays_on_gymnasiums_ale_with_its_metadata_alone(onnx_file, tmp_path):
+    """scripts/play_atari_onnx.py: Gymnasium's ALE and wrappers built from the metadata, the policy through the
+    torch-free runtime; a robot policy is one line and exit 2."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("gymnasium")
+    script = ["scripts/play_atari_onnx.py"]
+    result = subprocess.run([sys.executable, *script, str(onnx_file), "--games", "2", "--max-frames", "400"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith(("game", "mean"))]
+    assert [line.split(":")[0] for line in lines[:2]] == ["game 1", "game 2"]
+    steps = [int(line.split(" in ")[1].split()[0]) for line in lines[:2]]
+    assert all(90 <= n <= 100 for n in steps)  # 400 frames, less the no-op starts and the FIRE at reset
+    assert lines[2].startswith("mean score") and lines[2].endswith("over 2 games (pong, Gymnasium's ALE)")
+    env = dog_env(num_envs=1)
+    from canter.export.describe import describe_policy
+    from canter.export.module import ExportableActor
+
+    dog = ExportableActor(trained_looking_policy(env, "mlp"))
+    robot = save_onnx(dog, describe_policy(env, dog, "dog-flat"), tmp_path / "dog.onnx")
+    result = subprocess.run([sys.executable, *script, str(robot)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "drives a robot (task 'dog-flat')" in result.stderr and "Traceback" not in result.stderr

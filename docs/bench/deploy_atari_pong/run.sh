@@ -15,3 +15,5 @@ canter deploy run "$R/exported/policy.onnx" --episodes 16 --unpaced --out "$OUT/
 canter deploy run "$R/exported/policy.int8.onnx" --episodes 16 --unpaced --out "$OUT/int8_unpaced"
 canter deploy run "$R/exported/policy.onnx" --duration 300 --out "$OUT/fp32_15hz" --video "$OUT/pong_15hz.mp4"
 python docs/bench/deploy_atari_pong/int8_modes.py "$R" > "$OUT/int8_modes.txt"  # dynamic vs static int8 (not a Canter mode)
+python scripts/play_atari_onnx.py "$R/exported/policy.onnx" --games 16 > "$OUT/gymnasium_16_games.txt"   # Gymnasium's ALE
+python scripts/play_atari_onnx.py "$R/exported/policy.onnx" --games 48 --seed 100 > "$OUT/gymnasium_48_games.txt"
