@@ -19,7 +19,7 @@ from canter.core.errors import CanterError
 from canter.export.runtime import PolicyRuntime
 
 
-def make_env(game: dict, seed: int, max_frames: int | None):
+def make_env(game: dict, max_frames: int | None):
     """Gymnasium's ALE for the metadata's game: frames as the policy was trained on them."""
     import ale_py
     import gymnasium as gym
@@ -35,7 +35,6 @@ def make_env(game: dict, seed: int, max_frames: int | None):
     names = [action.name for action in env.unwrapped.ale.getMinimalActionSet()] if not game["full_action_space"] else None
     if names is not None and names != list(game["action_set"]):
         raise CanterError(f"Gymnasium's action set of {rom} is {names}, the policy's {game['action_set']}")
-    env.reset(seed=seed)
     return env
 
 
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         game = policy.metadata.game
         if game is None:
             raise CanterError(f"{args.policy} drives a robot (task {policy.metadata.task!r}); this script plays Atari policies")
-        env = make_env(game, args.seed, args.max_frames)
+        env = make_env(game, args.max_frames)
         scores = []
         for index in range(args.games):
             score, steps = play(policy, env, game, args.seed + index)
