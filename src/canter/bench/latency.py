@@ -29,8 +29,7 @@ from canter.core.errors import ConfigError
 from canter.core.rng import make_generator
 from canter.envs.atari import AtariEnv, AtariEnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
-from canter.export.describe import describe_game_policy, describe_policy
-from canter.export.exporter import exportable
+from canter.export.exporter import described_actor
 from canter.export.module import ExportableActor
 from canter.export.onnx_export import image_input_name, save_onnx
 from canter.export.quantize import quantize_actor, quantize_onnx
@@ -101,14 +100,8 @@ def _eager_call(policy: ActorCritic, observation: dict[str, torch.Tensor]) -> Ca
 def _backends(policy: ActorCritic, env: ManagerBasedRLEnv | AtariEnv, task: str, tmp: Path,
               obs: dict[str, np.ndarray]) -> dict[str, Call]:
     """The timed calls; obs: the env's first observation of env 0 per group the actor reads."""
-    dtypes = getattr(env, "observation_dtypes", None) or {}
-    game = isinstance(env, AtariEnv)
-    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups}, images_only=game)
-    if isinstance(env, AtariEnv):
-        metadata = describe_game_policy(env, actor, task)
-    else:
-        assert group is not None
-        metadata = describe_policy(env, actor, task, group)
+    actor, group, metadata = described_actor(env, policy, task)
+    game = metadata.game is not None
     fp32, int8 = tmp / f"{actor.architecture}.onnx", tmp / f"{actor.architecture}.int8.onnx"
     save_onnx(actor, metadata, fp32)
     quantize_onnx(fp32, int8, metadata)

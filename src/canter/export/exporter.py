@@ -75,6 +75,19 @@ def exportable(policy: ActorCritic, image_dtypes: dict[str, torch.dtype] | None 
     return ExportableActor(policy, image_dtypes), groups[0]
 
 
+def described_actor(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic,
+                    task: str) -> tuple[ExportableActor, str | None, PolicyMetadata]:
+    """(actor, vector group or None, metadata) of `policy` trained on `task` in `env`: a robot's
+    (one vector group plus images) or a game's (the frames only)."""
+    dtypes = getattr(env, "observation_dtypes", None) or {}
+    game = isinstance(env, AtariEnv)
+    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups}, images_only=game)
+    if isinstance(env, AtariEnv):
+        return actor, group, describe_game_policy(env, actor, task)
+    assert group is not None
+    return actor, group, describe_policy(env, actor, task, group)
+
+
 def _check(name: str, error: float, reference: np.ndarray) -> None:
     if not parity.within_tolerance(error, reference):
         raise CanterError(f"export parity check failed: {name} differs from the torch policy by {error:.2e} "
@@ -108,14 +121,7 @@ def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: 
     if fmt not in SUFFIX:
         raise CanterError(f"--format: {fmt!r} is not one of 'onnx', 'torchscript'")
     policy.eval()
-    dtypes = getattr(env, "observation_dtypes", None) or {}
-    game = isinstance(env, AtariEnv)
-    actor, group = exportable(policy, {g: dtypes.get(g, torch.float32) for g in policy.image_groups}, images_only=game)
-    if isinstance(env, AtariEnv):
-        metadata = describe_game_policy(env, actor, task)
-    else:
-        assert group is not None
-        metadata = describe_policy(env, actor, task, group)
+    actor, group, metadata = described_actor(env, policy, task)
     if metadata.observation_dim != actor.obs_dim:
         raise CanterError(f"export: group {group!r} has {metadata.observation_dim} columns, the actor reads {actor.obs_dim}")
     recordings = {
