@@ -54,6 +54,13 @@ def test_the_ctrl_check_holds_under_the_action_path_randomization_of_a_dr_task(p
     assert result["ticks"] > 50 and result["ctrl_max_abs_diff"] < 1e-5
 
 
+def test_a_loop_stopped_before_its_first_tick_reports_no_ticks(policy_file):
+    """A stop signal during start-up (should_stop true at once): a report of nothing, not a traceback."""
+    result = run_realtime(PolicyRuntime(policy_file), "dog-flat", RealtimeCfg(duration_s=1.0), should_stop=lambda: True)
+    assert result["ticks"] == 0 and result["duration_s"] == 0.0 and result["episodes"] == 0
+    assert result["inference_us"] is None and result["work_us"] is None and result["period_jitter_us"] is None
+
+
 def test_loop_return_equals_an_offline_run_of_the_same_steps(policy_file):
     result = run_realtime(PolicyRuntime(policy_file), "dog-flat", RealtimeCfg(duration_s=0.4, seed=2))
     runtime = PolicyRuntime(policy_file)

@@ -29,9 +29,9 @@ Also checked every tick that does not end an episode: the runtime's own actuator
 offset + scale·action, or a relative term's moved targets) against the commands the env wrote into
 the simulator (`ctrl_max_abs_diff`). The runtime maps the actions the actuators received
 (`ActionManager.received_action`): on a task that randomizes the action path (noise, bias, latency:
-`*-dr`) those are not the policy's, and the check is of the mapping itself. Where the actions are no actuator commands (an end-effector
-delta, a quadruped controller's targets) there is nothing of the runtime's to compare, and the
-check reports None; `ctrl_check` says why.
+`*-dr`) those are not the policy's, and the check is of the mapping itself. Where the actions are no
+actuator commands (an end-effector delta, a quadruped controller's targets, a game's choice) there is
+nothing of the runtime's to compare, and the check reports None; `ctrl_check` says why.
 
 On a machine that runs other processes, the inference of a tick is slower than back-to-back calls
 (`canter bench latency`): between ticks other processes evict the policy's weights and code from
@@ -246,7 +246,10 @@ def _sleep_until(deadline: float, spin_s: float) -> None:
         pass
 
 
-def _percentiles_us(values: np.ndarray) -> dict[str, float]:
+def _percentiles_us(values: np.ndarray) -> dict[str, float] | None:
+    """p50, p99, max and mean in µs of `values` in s; None when there are none (a loop stopped before its first tick)."""
+    if values.size == 0:
+        return None
     us = values * 1e6
     return {"p50": float(np.percentile(us, 50)), "p99": float(np.percentile(us, 99)), "max": float(us.max()),
             "mean": float(us.mean())}
@@ -355,11 +358,12 @@ def run_realtime(runtime: PolicyRuntime, task: str, cfg: RealtimeCfg, progress: 
         "task": task, "policy": str(runtime.path), "architecture": runtime.metadata.architecture,
         "quantization": runtime.metadata.quantization, "rate_hz": rate,
         "trained_rate_hz": runtime.metadata.control_frequency_hz, "paced": cfg.paced,
-        "duration_s": float(starts[-1] - starts[0] + period) if cfg.paced else float(starts[-1] + work[-1] - begin),
+        "duration_s": 0.0 if not executed else float(starts[-1] - starts[0] + period) if cfg.paced
+        else float(starts[-1] + work[-1] - begin),
         "scheduled_ticks": due if cfg.paced else None, "ticks": executed,
         "skipped_ticks": due - executed if cfg.paced else 0, "deadline_misses": misses if cfg.paced else None,
         "inference_us": _percentiles_us(np.array(infer)), "work_us": _percentiles_us(np.array(work)),
-        "period_jitter_us": _percentiles_us(jitter) if cfg.paced else None,
+        "period_jitter_us": _percentiles_us(jitter) if cfg.paced and executed else None,
         "ctrl_max_abs_diff": episodes.ctrl_diff if md.actions_are_commands else None,
         "ctrl_check": ctrl_check,
         "episodes": len(episodes.returns), "episode_returns": episodes.returns, "episode_endings": episodes.endings,
