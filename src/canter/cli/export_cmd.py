@@ -170,7 +170,6 @@ def deploy_main(args: DeployCmd) -> int:
     return 0
 
 
-
 def _print_result(result: dict) -> None:
     from rich.console import Console
     from rich.table import Table

@@ -52,7 +52,6 @@ from canter.rl.losses import linear_learning_rate
 
 CHECKPOINT = "checkpoint.pt"
 SNAPSHOTS = "snapshots"  # keep_snapshots: snapshots/it<K>.pt
-# the signals that stop training gracefully, in the order a simultaneous arrival reports them
 
 
 @dataclass(kw_only=True)
