@@ -80,8 +80,9 @@ def _reorder_gates(weight: np.ndarray, architecture: str) -> np.ndarray:
     return np.concatenate([blocks[k] for k in _GATE_ORDER[architecture]], axis=0)
 
 
-def _recurrent_layers(graph: _Graph, actor: ExportableActor, x: str, inputs: list[str]) -> tuple[str, list[str]]:
-    """One ONNX GRU/LSTM node per layer; returns (features (batch, H), final states (L, batch, H))."""
+def _recurrent_layers(graph: _Graph, actor: ExportableActor, x: str, state_inputs: list[str]) -> tuple[str, list[str]]:
+    """One ONNX GRU/LSTM node per layer over x, starting from the graph's state inputs (h_in[, c_in]);
+    returns (features (batch, H), final states (L, batch, H))."""
     rnn, arch = actor.rnn, actor.architecture
     assert rnn is not None
     seq = graph.node("Unsqueeze", [x, graph.const("axis0", np.array([0], dtype=np.int64))], "seq_in")[0]
@@ -94,7 +95,7 @@ def _recurrent_layers(graph: _Graph, actor: ExportableActor, x: str, inputs: lis
         starts = graph.const(f"l{layer}_start", np.array([layer], dtype=np.int64))
         ends = graph.const(f"l{layer}_end", np.array([layer + 1], dtype=np.int64))
         states = [graph.node("Slice", [name, starts, ends, "axis0"], f"{s}_in_l{layer}")[0]
-                  for s, name in zip(actor.state_names, inputs[1:], strict=True)]
+                  for s, name in zip(actor.state_names, state_inputs, strict=True)]
         weights = [graph.const(f"{arch}{layer}_{k}", v) for k, v in (("W", w), ("R", r), ("B", b))]
         attrs = {"hidden_size": actor.hidden_dim}
         if arch == "gru":
@@ -155,7 +156,7 @@ def build_onnx(actor: ExportableActor, metadata: PolicyMetadata) -> onnx.ModelPr
     parts += [_image_features(graph, actor, k, name) for k, name in enumerate(images)]
     x = parts[0] if len(parts) == 1 else graph.node("Concat", parts, "policy_input", axis=1)[0]
     if actor.rnn is not None:  # the state outputs (h_out, c_out) are the Concat nodes of the layers
-        x, _ = _recurrent_layers(graph, actor, x, [x, *inputs[int(vector) + len(images) :]])
+        x, _ = _recurrent_layers(graph, actor, x, inputs[int(vector) + len(images) :])
     for index, layer in enumerate(actor.layers):
         assert isinstance(layer, torch.nn.Linear)
         last = index == len(actor.layers) - 1
