@@ -137,10 +137,17 @@ def test_out_folders_made_for_a_command_that_fails_are_removed_and_existing_ones
         (("bench", "qp", "--iterations", "-1"), "bench qp: --iterations and --threads must be >= 0 (0: chosen), got -1, 0"),
         (("bench", "qp", "--threads", "-1"), "bench qp: --iterations and --threads must be >= 0 (0: chosen), got 0, -1"),
         (("bench", "latency", "--gru-hidden-dim", "0"), "--gru-hidden-dim: must be >= 1, got 0"),
+        (("bench", "latency", "policy.onnx"), "bench latency times fresh networks of a TASK's shape, not a file "
+         "(policy.onnx); an exported file's own inference latency is in `canter deploy run FILE --unpaced`"),
         (("bench", "scaling", "cartpole", "--sample-interval", "0"), "--sample-interval: must be > 0 seconds, got 0"),
         (("bench", "train", "cartpole", "--cores-per-process", "0"), "--cores-per-process: must be >= 1, got 0"),
         (("bench", "sb3", "--minutes", "0"), "--minutes: must be > 0, got 0"),
         (("bench", "sb3", "--sb3-envs", "0"), "--sb3-envs: must be >= 1, got 0"),
+        # seeds feed numpy's SeedSequence and ale-py, which take no negative one (it was an internal error)
+        (("train", "cartpole", "--seed", "-1"), "--seed: must be >= 0, got -1"),
+        (("bench", "env", "cartpole", "--seed", "-1"), "--seed: must be >= 0, got -1"),
+        (("bench", "atari", "--seed", "-3"), "--seed: must be >= 0, got -3"),
+        (("train", "cartpole", "--env.seed", "-2"), "env.seed: must be >= 0, got -2"),
     ],
 )
 def test_numbers_out_of_range_are_one_line_before_any_work(args, message, capfd):

@@ -212,3 +212,6 @@ def test_ranks_get_the_parsed_command_back_and_the_resume_line_is_exact(tmp_path
     assert resume_line(tmp_path, signal.SIGTERM, 7) == (
         f"interrupted by SIGTERM at iteration 7; checkpoint saved; resume with: canter train --resume {tmp_path}")
     assert "before the first checkpoint" in resume_line(tmp_path, signal.SIGINT, None)
+    # a run of two processes resumes only with two: its line says so (it said plain --resume, which is refused)
+    assert resume_line(tmp_path, signal.SIGINT, 101, 2) == (
+        f"interrupted by SIGINT at iteration 101; checkpoint saved; resume with: canter train --resume {tmp_path} --nproc 2")

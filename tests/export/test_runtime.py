@@ -116,6 +116,11 @@ def test_bad_input_gives_one_line_errors(exported, tmp_path):
     (tmp_path / "junk.onnx").write_bytes(b"\x00garbage")
     with pytest.raises(CanterError, match="is not a readable ONNX model"):
         PolicyRuntime(tmp_path / "junk.onnx")
+    import torch  # a TorchScript archive or a checkpoint (zip files) handed to the ONNX runtime is named as such
+
+    torch.save({"model": 1}, tmp_path / "checkpoint.pt")
+    with pytest.raises(CanterError, match=r"checkpoint\.pt is a TorchScript or torch file, not ONNX"):
+        PolicyRuntime(tmp_path / "checkpoint.pt")
     with pytest.raises(CanterError, match="is not a Canter policy"):
         PolicyRuntime(_plain_onnx(tmp_path / "plain.onnx"))
     runtime = PolicyRuntime(exported["mlp"])

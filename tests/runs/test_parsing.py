@@ -40,6 +40,25 @@ def test_every_parse_failure_is_one_canter_error_line(argv, message, capsys):
     assert capsys.readouterr().err == ""  # tyro's box never reaches the terminal
 
 
+@dataclass(kw_only=True)
+class _Nested:
+    seed: int = 0
+
+
+@dataclass(kw_only=True)
+class _WithSeeds:
+    seed: int | None = None
+    inner: _Nested
+
+
+def test_a_negative_seed_anywhere_is_one_line_naming_its_flag():
+    assert parse(_WithSeeds, ["--seed", "0", "--inner.seed", "7"], prog="canter test").inner.seed == 7
+    with pytest.raises(CanterError, match=r"^--seed: must be >= 0, got -1$"):
+        parse(_WithSeeds, ["--seed", "-1"], prog="canter test")
+    with pytest.raises(CanterError, match=r"^--inner\.seed: must be >= 0, got -5$"):
+        parse(_WithSeeds, ["--inner.seed", "-5"], prog="canter test")
+
+
 def test_unknown_arguments_are_returned_when_asked_for():
     flags, rest = parse(_Flags, ["--nproc", "2", "--env.x", "3"], prog="canter test", unknown=True)
     assert flags.nproc == 2 and rest == ["--env.x", "3"]

@@ -76,3 +76,16 @@ def test_an_old_command_json_with_argv_is_still_read(tmp_path):
     (tmp_path / "command.json").write_text("{cut off")
     with pytest.raises(CanterError, match="corrupt"):
         read_command(tmp_path)
+
+
+def test_a_run_directory_that_cannot_be_made_is_refused_before_the_env_is_built(tmp_path, monkeypatch):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("kept")
+    with pytest.raises(CanterError, match=r"^cannot create run directory .*/a_file/x/y: .*/a_file is a file$"):
+        rundir.check_new_run_dir(a_file / "x" / "y")
+    rundir.check_new_run_dir(tmp_path / "new" / "run")  # a folder that can be made passes, and is not made
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+    monkeypatch.setattr(rundir.os, "access", lambda path, mode: str(path) != str(tmp_path))
+    with pytest.raises(CanterError, match=r"^cannot create run directory .*/new/run: .* is not writable$"):
+        rundir.check_new_run_dir(tmp_path / "new" / "run")
+    assert a_file.read_text() == "kept"

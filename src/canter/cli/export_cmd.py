@@ -56,7 +56,7 @@ def export_main(args: ExportArgs) -> int:
     reads = (f"frames {'x'.join(map(str, md.image_inputs[0]['shape']))} -> {md.action_dim} logits of "
              f"{md.game['rom']}'s actions" if md.game is not None else f"{md.observation_dim} obs -> {md.action_dim} actions")
     console.print(f"[bold]canter export[/bold] {task} ({md.architecture}, {reads}, {md.control_frequency_hz:g} Hz, "
-                  f"normalizer {md.normalizer}) -> [cyan]{out}[/cyan]")
+                  f"normalizer {md.normalizer}) -> [cyan]{out}[/cyan]", soft_wrap=True)
     for precision, errors in report.errors.items():
         shown = ", ".join(f"{name} {value:.2e}" for name, value in errors.items())
         against = "torch policy" if precision == "fp32" else "fp32 export"
@@ -145,7 +145,7 @@ def deploy_main(args: DeployCmd) -> int:
                                   should_stop=lambda: bool(received))
     except KeyboardInterrupt:
         if recorder is not None:
-            console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+            console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)", soft_wrap=True)
         raise
     except BaseException:  # a failed run leaves the video already at --video (if any) as it was
         if recorder is not None:
@@ -156,7 +156,7 @@ def deploy_main(args: DeployCmd) -> int:
     if recorder is not None:
         result["video"] = str(recorder.close())
         console.print(f"{'video so far' if received else 'video'}: {result['video']} ({recorder.frames} frames at "
-                      f"{recorder.fps:.0f} fps)")
+                      f"{recorder.fps:.0f} fps)", soft_wrap=True)
     if args.out:
         from canter.cli.bench.output import write_report
 

@@ -163,7 +163,7 @@ def eval_main(args: EvalArgs) -> int:
         except OSError as err:
             raise CanterError(f"--plot: cannot write {args.plot}: {err.strerror or err}") from None
         if not args.json:
-            Console().print(f"heat map: {args.plot}")
+            Console().print(f"heat map: {args.plot}", soft_wrap=True)
     return 0
 
 
@@ -287,7 +287,7 @@ def play_main(args: PlayArgs) -> int:
                     break
     except KeyboardInterrupt:  # the frames so far stay a playable video, and the line says where
         if recorder is not None:
-            console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+            console.print(f"video so far: {recorder.close()} ({recorder.frames} frames at {recorder.fps:.0f} fps)", soft_wrap=True)
         raise
     except BaseException:  # a play that failed leaves the video already at --video (if any) as it was
         if recorder is not None:
@@ -295,7 +295,8 @@ def play_main(args: PlayArgs) -> int:
         raise
     if recorder is not None:
         path = recorder.close()
-        console.print(f"{'video so far' if stopped else 'video'}: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)")
+        console.print(f"{'video so far' if stopped else 'video'}: {path} ({recorder.frames} frames at {recorder.fps:.0f} fps)",
+                      soft_wrap=True)
         if args.strip:
             console.print(f"frame strip: {write_frame_strip(recorder.kept, Path(args.strip))}")
     head = f"played {played} steps x {env.num_envs} envs: "

@@ -109,7 +109,7 @@ def launch_training(the_plan: Plan, cmd: TrainCmd, overrides: list[str]) -> int:
         launch("canter.train", rank_argv, cmd.nproc, port=port, stoppable=True,
                extra_env={HELD_VARIABLE: str(run_dir.resolve()), LAUNCHED_VARIABLE: "1"})
     except LaunchInterrupted as stop:
-        print(resume_line(run_dir, stop.signum, _saved_iteration(run_dir)), file=sys.stderr)
+        print(resume_line(run_dir, stop.signum, _saved_iteration(run_dir), cmd.nproc), file=sys.stderr)
         return 128 + stop.signum
     finally:
         lock.release()
@@ -164,7 +164,7 @@ def run_training(the_plan: Plan) -> int:
         console = Console(quiet=not info.is_main)
         processes = f", {info.world_size} processes ({info.backend})" if info.world_size > 1 else ""
         console.print(f"[bold]canter train[/bold] {the_plan.command.task}: {args.env.num_envs} envs{processes}, "
-                      f"backend {args.backend}, device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
+                      f"backend {args.backend}, device {args.device}, seed {args.seed}, run dir [cyan]{run_dir}[/cyan]", soft_wrap=True)
         env = make_rank_env(args, info, console=None if args.quiet else console)
         runner = OnPolicyRunner(env, args.agent, run_dir, seed=args.seed, cpu_physics=cpu_physics(args),
                                 task=the_plan.command.task, expert=task_expert(the_plan.command.task, args, env))
@@ -202,14 +202,15 @@ def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> in
     stop = runner.stop_signal
     if stop is not None:
         if is_main and not os.environ.get(LAUNCHED_VARIABLE):
-            print(resume_line(run_dir, int(stop), runner.iteration), file=sys.stderr)
+            print(resume_line(run_dir, int(stop), runner.iteration, int(os.environ.get("WORLD_SIZE", "1"))),
+                  file=sys.stderr)
         shutdown()
         return 128 + int(stop)
     blow_ups = int(last.get("nonfinite_resets_total", 0))
     console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, mean return "
                   f"{last.get('recent_return', float('nan')):.3f} (last {RECENT_EPISODES}+ episodes), total {last.get('total_fps', 0):,.0f} steps/s"
                   + (f", {blow_ups} non-finite (unstable) env resets" if blow_ups else ""))
-    console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
+    console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events", soft_wrap=True)
     shutdown()
     return 0
 

@@ -86,6 +86,7 @@ class AtariEnvCfg(Validated):
 
     def validate(self) -> None:
         require_at_least(self, "num_envs", 1, integer=True)
+        require_at_least(self, "seed", 0, integer=True)
         require_at_least(self, "frameskip", 1, integer=True)
         require_in_range(self, "repeat_action_probability", 0.0, 1.0)
         if self.train_repeat_action_probability is not None:

@@ -77,6 +77,7 @@ class EnvCfg(Validated):
         """This config's own fields; `canter.core.validate.validate_tree(cfg)` checks the nested
         configs (sim, terms, terrain) too, as the env does when it is built."""
         require_at_least(self, "num_envs", 1, integer=True)
+        require_at_least(self, "seed", 0, integer=True)
         require_at_least(self, "decimation", 1, integer=True)
         require_positive(self, "episode_length_s")
         if self.clip_actions is not None:

@@ -166,7 +166,7 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
             lock = RunLock(run_dir).acquire(lock_text)
         checkpoint = run_dir / CHECKPOINT_FILE
         console.print(f"[bold]canter train[/bold] {the_plan.command.task}: {args.env.num_envs} envs, algo ga3c "
-                      f"({ga3c.num_agents} agents), seed {args.seed}, run dir [cyan]{run_dir}[/cyan]")
+                      f"({ga3c.num_agents} agents), seed {args.seed}, run dir [cyan]{run_dir}[/cyan]", soft_wrap=True)
         logger: Logger | None = None
         runner = build_ga3c(args)
         envs = runner.envs
@@ -211,7 +211,8 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         console.print(f"done: {runner.env_steps // rollout} iterations ({runner.env_steps:,} agent steps, "
                       f"{runner.version} updates), {runner.wall_time_s:.1f} s"
                       + (f", mean return {last.mean_return:.3f}, PPS {last.pps:,.0f}, TPS {last.tps:.2f}" if last else ""))
-        console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events")
+        console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events",
+                      soft_wrap=True)
         return 0
     finally:
         if lock is not None:

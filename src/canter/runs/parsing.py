@@ -9,6 +9,7 @@ Help (`--help`) still prints to stdout and exits 0.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import os
 import re
@@ -73,11 +74,27 @@ def parse(f: Any, args: Sequence[str], *, prog: str, unknown: bool = False, **kw
         return tyro.cli(f, args=list(args), prog=prog, return_unknown_args=unknown, **kwargs)
     try:
         with _wide_terminal(), contextlib.redirect_stderr(captured):
-            return tyro.cli(f, args=list(args), prog=prog, return_unknown_args=unknown, **kwargs)
+            parsed = tyro.cli(f, args=list(args), prog=prog, return_unknown_args=unknown, **kwargs)
     except SystemExit as exit_:
         if exit_.code in (0, None):
             raise
         raise CanterError(one_line(captured.getvalue())) from None
+    check_seeds(parsed[0] if unknown else parsed, prefixed=tyro.conf.OmitArgPrefixes not in kwargs.get("config", ()))
+    return parsed
+
+
+def check_seeds(value: Any, *, prefixed: bool = True, prefix: str = "") -> None:
+    """Refuses a negative `seed` anywhere in a parsed command (a dataclass and the dataclasses in its
+    fields) in one line naming its flag (`--seed`, or `--env.seed` where flags carry their prefixes):
+    seeds feed numpy's SeedSequence and ale-py, which take none."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return
+    for field in dataclasses.fields(value):
+        item = getattr(value, field.name, None)
+        name = prefix + field.name.replace("_", "-")
+        if field.name == "seed" and isinstance(item, int) and not isinstance(item, bool) and item < 0:
+            raise CanterError(f"--{name if prefixed else 'seed'}: must be >= 0, got {item}")
+        check_seeds(item, prefixed=prefixed, prefix=name + ".")
 
 
 def _sections(text: str) -> tuple[str, list[list[str]]]:

@@ -141,6 +141,12 @@ def check_new_run_dir(path: Path) -> None:
         raise CanterError(f"--run-dir {path} is a file, not a directory")
     if path.is_dir() and any(entry.name != LOCK_FILE for entry in path.iterdir()):
         raise CanterError(f"run directory {path} exists and is not empty (use --resume {path} to continue it)")
+    if not path.exists():  # found now, not after the env is built: the folder is made only once it is
+        existing = next(folder for folder in path.absolute().parents if folder.exists())
+        if not existing.is_dir():
+            raise CanterError(f"cannot create run directory {path}: {existing} is a file")
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise CanterError(f"cannot create run directory {path}: {existing} is not writable")
 
 
 def make_run_dir(path: Path) -> Path:
@@ -228,10 +234,11 @@ class Plan:
     resume: bool
 
 
-def resume_line(run_dir: Path, signum: int, iteration: int | None) -> str:
-    """The line an interrupted run ends with; iteration None: no checkpoint was written yet."""
+def resume_line(run_dir: Path, signum: int, iteration: int | None, nproc: int = 1) -> str:
+    """The line an interrupted run ends with; iteration None: no checkpoint was written yet. A run of
+    `nproc` > 1 processes resumes only with as many, so its line says `--nproc N`."""
     name = signal.Signals(signum).name
-    resume = f"canter train --resume {shlex.quote(str(run_dir))}"
+    resume = f"canter train --resume {shlex.quote(str(run_dir))}" + (f" --nproc {nproc}" if nproc > 1 else "")
     if iteration is None:
         return f"interrupted by {name} before the first checkpoint; resume with: {resume} (it starts at iteration 0)"
     return f"interrupted by {name} at iteration {iteration}; checkpoint saved; resume with: {resume}"

@@ -32,6 +32,11 @@ def latency_main(args: LatencyArgs) -> int:
 
     from canter.bench.latency import LatencyCfg, markdown_table, plot_latency, run_latency_bench
 
+    if Path(args.task).suffix in (".onnx", ".pt"):
+        from canter.core.errors import CanterError
+
+        raise CanterError(f"bench latency times fresh networks of a TASK's shape, not a file ({args.task}); an exported "
+                          "file's own inference latency is in `canter deploy run FILE --unpaced`")
     cfg = LatencyCfg(task=args.task, iterations=args.iterations, warmup=args.warmup, rounds=args.rounds,
                      gru_hidden_dim=args.gru_hidden_dim)
     console = Console(stderr=True)
