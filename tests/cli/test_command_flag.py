@@ -31,6 +31,19 @@ def test_apply_command_holds_one_velocity_and_drops_the_command_curriculum():
         apply_command(dog_rough_env_cfg(), (float("nan"), 0.0, 0.0))
 
 
+def test_a_command_outside_the_trained_ranges_gets_a_note_naming_them():
+    from canter.tasks.dog.env_cfg import dog_flat_env_cfg
+
+    assert apply_command(dog_flat_env_cfg(), (1.0, -1.0, 0.5)) is None  # the bounds themselves are trained on
+    assert apply_command(dog_flat_env_cfg(), (2.0, 0.0, -3.0)) == (
+        "--command vx 2 m/s, wz -3 rad/s: outside what this task trains on (vx [-1, 1], wz [-1, 1]); "
+        "the policy never saw such a command")
+    # dog-rough's command curriculum widens vx to its limit of ±1.5 m/s: 1.4 was trained on, 1.6 not
+    assert apply_command(dog_rough_env_cfg(), (1.4, 0.0, 0.0)) is None
+    assert apply_command(dog_rough_env_cfg(), (-1.6, 0.0, 0.0)) == (
+        "--command vx -1.6 m/s: outside what this task trains on (vx [-1.5, 1.5]); the policy never saw such a command")
+
+
 def test_play_and_eval_hold_the_command_through_resets(tmp_path, capfd):
     run = tmp_path / "dog"
     assert main(["train", "dog-flat", "--run-dir", str(run), *SMALL, "--max-iterations", "1"]) == 0

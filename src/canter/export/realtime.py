@@ -44,6 +44,7 @@ import dataclasses
 import gc
 import math
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -124,7 +125,9 @@ def stand_in_env(runtime: PolicyRuntime, task: str, rate_hz: float, seed: int, *
     if photos is not None:
         apply_photos(cfg, photos, as_they_are=True)
     if command is not None:
-        apply_command(cfg, command)
+        note = apply_command(cfg, command)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     cfg.num_envs, cfg.device, cfg.seed, cfg.decimation = 1, "cpu", seed, decimation
     cfg.sim.num_threads = 1
     env = ManagerBasedRLEnv(cfg)

@@ -245,10 +245,12 @@ def apply_photos(env_cfg: EnvCfg | AtariEnvCfg, source: str, *, as_they_are: boo
             term.params["photo_recolor"] = False
 
 
-def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, float]) -> None:
+def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, float]) -> str | None:
     """Every velocity command of the task holds (vx, vy, wz) for every env, never redrawn (`canter
     play/eval --command`: a video or a score at one speed). Command-range curricula of those commands
-    go (there is no range left to widen). ConfigError if the task has no velocity command."""
+    go (there is no range left to widen). ConfigError if the task has no velocity command. Returns a
+    note when the velocity lies outside the widest range the task draws its commands from (the command
+    curriculum's limit included): the policy never trained there."""
     from canter.mdp import commands
     from canter.mdp.locomotion import command_velocity_curriculum
 
@@ -257,6 +259,7 @@ def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, f
              if isinstance(term, (commands.UniformVelocityCommandCfg, commands.ConstantVelocityCommandCfg))]
     if not names:
         raise ConfigError("--command: this task has no velocity command")
+    note = _outside_trained_range(env_cfg, held, names, velocity)
     for name in names:
         held[name] = commands.ConstantVelocityCommandCfg(velocity=tuple(float(v) for v in velocity))  # type: ignore[arg-type]
         held[name].validate()
@@ -264,6 +267,39 @@ def apply_command(env_cfg: EnvCfg | AtariEnvCfg, velocity: tuple[float, float, f
     for key in [key for key, term in curriculum.items()
                 if term.func is command_velocity_curriculum and term.params.get("command_name") in names]:
         del curriculum[key]
+    return note
+
+
+def _outside_trained_range(env_cfg: Any, held: dict[str, Any], names: list[str],
+                           velocity: tuple[float, float, float]) -> str | None:
+    """The note of apply_command: which of (vx, vy, wz) lie outside every range the task's velocity
+    commands draw from, e.g. '--command vx 2 m/s: outside what this task trains on (vx [-1, 1.5]); ...';
+    None when all lie inside."""
+    from canter.mdp import commands
+    from canter.mdp.locomotion import command_velocity_curriculum
+
+    ranges: list[tuple[tuple[float, float], ...]] = []
+    for name in names:
+        term = held[name]
+        if not isinstance(term, commands.UniformVelocityCommandCfg):
+            return None  # a task that holds one velocity already: no range to compare with
+        x_low, x_high = term.lin_vel_x
+        for curriculum in getattr(env_cfg, "curriculum", {}).values():
+            if curriculum.func is command_velocity_curriculum and curriculum.params.get("command_name") == name:
+                limit = curriculum.params.get("max_lin_vel_x", (x_low, x_high))
+                x_low, x_high = min(x_low, limit[0]), max(x_high, limit[1])
+        ranges.append(((x_low, x_high), term.lin_vel_y, term.ang_vel_z))
+    given, trained = [], []
+    for axis, (label, unit) in enumerate((("vx", "m/s"), ("vy", "m/s"), ("wz", "rad/s"))):
+        low = min(r[axis][0] for r in ranges)
+        high = max(r[axis][1] for r in ranges)
+        if not low - 1e-9 <= velocity[axis] <= high + 1e-9:
+            given.append(f"{label} {velocity[axis]:g} {unit}")
+            trained.append(f"{label} [{low:g}, {high:g}]")
+    if not given:
+        return None
+    return (f"--command {', '.join(given)}: outside what this task trains on ({', '.join(trained)}); "
+            "the policy never saw such a command")
 
 
 def task_expert(task: str, args: TrainArgs, env: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,7 +61,9 @@ def load_run(run_dir: str | Path, num_envs: int | None = None, checkpoint: str |
     if photos is not None:
         apply_photos(args.env, photos, as_they_are=True)
     if velocity is not None:
-        apply_command(args.env, velocity)
+        note = apply_command(args.env, velocity)
+        if note:
+            print(f"note: {note}", file=sys.stderr)
     env = make_env(args)
     if task is not None:
         _check_env_fits(env, args, command.task, payload.get("meta") or {})
