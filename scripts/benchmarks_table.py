@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from canter.runs.parsing import ScriptParser
+
 
 def load(out: Path, name: str) -> dict | list | None:
     path = out / name
@@ -83,14 +85,23 @@ def memory_rows(out: Path) -> list[str]:
     return rows
 
 
-def main() -> None:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "bench_out")
+def main() -> int:
+    parser = ScriptParser(prog="benchmarks_table.py", description=__doc__)
+    parser.add_argument("out", nargs="?", default="bench_out", help="the folder scripts/run_benchmarks.sh wrote")
+    out = Path(parser.parse_args().out)
+    if not out.is_dir():
+        print(f"benchmarks_table.py: error: no folder {out} (run scripts/run_benchmarks.sh {out} first)", file=sys.stderr)
+        return 2
+    if not any(out.glob("*.json")):
+        print(f"benchmarks_table.py: error: {out} holds no benchmark JSON (scripts/run_benchmarks.sh writes it)", file=sys.stderr)
+        return 2
     for title, rows in (("env", env_rows(out)), ("train", train_rows(out)), ("cartpole", cartpole_rows(out)),
                         ("sb3", sb3_rows(out)), ("memory", memory_rows(out))):
         print(f"### {title}\n")
         print("\n".join(rows))
         print()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,12 +12,13 @@ Writes <out>.json (success per snapshot, labels, training wall time) and <out>.p
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from pathlib import Path
 
 import torch
+
+from canter.runs.parsing import ScriptParser
 
 
 def evaluate(run_dir: Path, checkpoint: Path, episodes: int, num_envs: int, photos: str) -> dict[str, float]:
@@ -30,7 +31,7 @@ def evaluate(run_dir: Path, checkpoint: Path, episodes: int, num_envs: int, phot
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ScriptParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", nargs="+", required=True)
     parser.add_argument("--labels", nargs="+", required=True)
     parser.add_argument("--episodes", type=int, default=256)  # at least; the same number from every env

@@ -11,12 +11,13 @@ machine, on Warp's CPU device.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import traceback
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from canter.runs.parsing import ScriptParser
 
 
 class _Count(TorchDispatchMode):
@@ -37,7 +38,7 @@ class _Count(TorchDispatchMode):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ScriptParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("task")
     parser.add_argument("--backend", default="warp", choices=("warp", "cpu"))
     parser.add_argument("--num-envs", type=int, default=16)

@@ -13,19 +13,19 @@ mean_seconds_to_success, wall_s.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
 import torch
 
 from canter.envs.manager_env import ManagerBasedRLEnv
+from canter.runs.parsing import ScriptParser
 from canter.tasks import REGISTRY
 from canter.tasks.grasp.expert import expert_success_rate
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Success rate of the arm-grasp-state expert.")
+    parser = ScriptParser(description="Success rate of the arm-grasp-state expert.")
     parser.add_argument("--num-envs", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--backend", choices=("cpu", "warp"), default="cpu")

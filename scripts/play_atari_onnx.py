@@ -10,13 +10,13 @@ padding_type="zero")` reproduce bit for bit (tests/export/test_atari_export.py).
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
 from canter.core.errors import CanterError
 from canter.export.runtime import PolicyRuntime
+from canter.runs.parsing import ScriptParser
 
 
 def make_env(game: dict, max_frames: int | None):
@@ -53,7 +53,7 @@ def play(policy: PolicyRuntime, env, game: dict, seed: int) -> tuple[float, int]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Play an exported Canter Atari policy on Gymnasium's ALE.")
+    parser = ScriptParser(description="Play an exported Canter Atari policy on Gymnasium's ALE.")
     parser.add_argument("policy", help="an Atari policy exported by `canter export` (.onnx)")
     parser.add_argument("--games", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)

@@ -12,7 +12,6 @@ is still read; a run without that file is rebuilt from its command.json. Bad inp
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -23,12 +22,13 @@ import yaml
 
 from canter.core.errors import CanterError
 from canter.rl.checkpoint import load_checkpoint
+from canter.runs.parsing import ScriptParser
 from canter.runs.rundir import CONFIG_FILE, read_command
 from canter.terrains.generator import columns_by_proportion
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = ScriptParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("run_dir")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()

@@ -95,3 +95,19 @@ def test_the_overrides_that_stand_for_device_and_backend_count_unless_the_flags_
     args = build_train_args("cartpole", TrainFlags(), [])
     assert (args.backend, args.env.sim.backend, args.device, args.env.device) == ("cpu", "cpu", "cpu", "cpu")
     assert build_train_args("atari-pong", TrainFlags(), ["--env.device", "cuda:1"]).device == "cuda:1"
+
+
+def test_the_scripts_parser_errs_in_one_line_with_exit_code_2(capsys):
+    from canter.runs.parsing import ScriptParser
+
+    parser = ScriptParser(prog="some_script.py")
+    parser.add_argument("run_dir")
+    parser.add_argument("--episodes", type=int, default=4)
+    assert parser.parse_args(["RUN", "--episodes", "8"]).episodes == 8
+    for argv, message in (([], "the following arguments are required: run_dir"),
+                          (["RUN", "--episodes", "x"], "argument --episodes: invalid int value: 'x'"),
+                          (["RUN", "--nosuch"], "unrecognized arguments: --nosuch")):
+        with pytest.raises(SystemExit) as stop:
+            parser.parse_args(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err == f"some_script.py: error: {message}\n"

@@ -8,6 +8,7 @@ Help (`--help`) still prints to stdout and exits 0.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import io
@@ -17,6 +18,18 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from canter.core.errors import CanterError
+
+
+class ScriptParser(argparse.ArgumentParser):
+    """argparse for the scripts in scripts/: a bad command line is one line, `PROG: error: MESSAGE`, and
+    exit code 2, as Canter's own commands do (argparse's default prints its usage block first)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        import sys
+
+        print(f"{self.prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        raise SystemExit(2)
+
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _BOX = "│╭╮╰╯─┃━┏┓┗┛┡┩╇┼├┤"
