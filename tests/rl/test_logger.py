@@ -106,3 +106,12 @@ def test_the_progress_line_shows_the_recent_mean_when_the_iteration_ended_no_epi
     logger.close([])
     line = next(line for line in logger.console.file.getvalue().splitlines() if line.startswith("it "))  # type: ignore[attr-defined]
     assert "return  -20.250  len  812.0" in line and "nan" not in line
+
+
+def test_before_any_episode_ended_the_progress_line_shows_a_dash_not_nan(tmp_path):
+    logger = Logger(tmp_path, 100, 0, console=Console(file=io.StringIO(), width=400), plain_every_s=0.0)
+    logger.log_iteration(0, {}, {**CURVE, "mean_return": math.nan, "mean_episode_length": math.nan,
+                                 "recent_return": math.nan, "recent_episode_length": math.nan})
+    logger.close([])
+    line = next(line for line in logger.console.file.getvalue().splitlines() if line.startswith("it "))  # type: ignore[attr-defined]
+    assert "return        -  len      -  step" in line and "nan" not in line

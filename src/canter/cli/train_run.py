@@ -9,6 +9,7 @@ exits 128 + signum.
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 import sys
@@ -207,8 +208,10 @@ def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> in
         shutdown()
         return 128 + int(stop)
     blow_ups = int(last.get("nonfinite_resets_total", 0))
-    console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, mean return "
-                  f"{last.get('recent_return', float('nan')):.3f} (last {RECENT_EPISODES}+ episodes), total {last.get('total_fps', 0):,.0f} steps/s"
+    mean_return = last.get("recent_return", float("nan"))
+    returns = (f"mean return {mean_return:.3f} (last {RECENT_EPISODES}+ episodes)" if math.isfinite(mean_return)
+               else "no episode ended yet")
+    console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, {returns}, total {last.get('total_fps', 0):,.0f} steps/s"
                   + (f", {blow_ups} non-finite (unstable) env resets" if blow_ups else ""))
     console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events", soft_wrap=True)
     shutdown()

@@ -78,9 +78,11 @@ class Logger:
         for key, value in scalars.items():
             if math.isfinite(value):
                 self._writer.add_scalar(key, value, iteration)
-        status = (
-            f"return {curve.get('recent_return', curve['mean_return']):8.3f}  "
-            f"len {curve.get('recent_episode_length', curve['mean_episode_length']):6.1f}  "
+        mean_return = curve.get("recent_return", curve["mean_return"])
+        length = curve.get("recent_episode_length", curve["mean_episode_length"])
+        status = (  # before the first episode ends there is no return to show: '-', not nan
+            (f"return {mean_return:8.3f}  len {length:6.1f}  " if math.isfinite(mean_return)
+             else f"return {'-':>8}  len {'-':>6}  ") +
             f"step {curve['step_fps']:>9,.0f}/s  step+inf {curve['step_inference_fps']:>9,.0f}/s  "
             f"total {curve['total_fps']:>9,.0f}/s"
         )

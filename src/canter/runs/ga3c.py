@@ -210,10 +210,15 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         last = runner.history[-1] if runner.history else None
         console.print(f"done: {runner.env_steps // rollout} iterations ({runner.env_steps:,} agent steps, "
                       f"{runner.version} updates), {runner.wall_time_s:.1f} s"
-                      + (f", mean return {last.mean_return:.3f}, PPS {last.pps:,.0f}, TPS {last.tps:.2f}" if last else ""))
+                      + (f", {_returns(last.mean_return)}, PPS {last.pps:,.0f}, TPS {last.tps:.2f}" if last else ""))
         console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events",
                       soft_wrap=True)
         return 0
     finally:
         if lock is not None:
             lock.release()
+
+
+def _returns(mean_return: float) -> str:
+    """The done line's return: 'no episode ended yet' rather than nan."""
+    return f"mean return {mean_return:.3f}" if math.isfinite(mean_return) else "no episode ended yet"
