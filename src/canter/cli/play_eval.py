@@ -193,7 +193,8 @@ def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
     if "policy_task" in result:
         console.print(f"a {result['policy_task']} policy acting in {task}'s env")
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
-                  f" (best possible {spec.max_return}), episode length {result['mean_episode_length']:.1f} steps")
+                  + (f" (best possible {spec.max_return:g})" if spec.max_return is not None else "")
+                  + f", episode length {result['mean_episode_length']:.1f} steps")
     if args.stochastic:
         console.print("  actions sampled from the policy (--stochastic), not its deterministic action")
     if args.terrain_level is not None:
