@@ -77,9 +77,18 @@ def test_a_flat_task_renders_its_own_model(tmp_path, stub_renderer):
     env = ManagerBasedRLEnv(cfg)
     recorder = video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, None)
     assert stub_renderer[-1].model is env.sim.model
+    assert env.sim.model.vis.quality.shadowsize == 1024  # a 64 x 48 video needs no 4096 shadow map
     recorder.capture()
     assert recorder.frames == 1
     recorder.close()
+
+
+def test_the_shadow_map_follows_the_frame_size_up_to_the_models_own():
+    assert video.shadow_map_size(4096, 64, 48) == 1024
+    assert video.shadow_map_size(4096, 640, 480) == 2048  # twice the longer side, rounded up to a power of two
+    assert video.shadow_map_size(4096, 1280, 720) == 4096
+    assert video.shadow_map_size(4096, 3840, 2160) == 4096  # never more than the model asks for
+    assert video.shadow_map_size(512, 640, 480) == 512
 
 
 def test_an_unknown_camera_is_one_error_naming_the_models_cameras(tmp_path, stub_renderer):
@@ -91,3 +100,4 @@ def test_an_unknown_camera_is_one_error_naming_the_models_cameras(tmp_path, stub
     assert stub_renderer == [] and not (tmp_path / "v.mp4").exists()  # refused before rendering or writing
     video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, "front").close()
     assert stub_renderer[-1].model is env.sim.model
+    assert env.sim.model.vis.quality.shadowsize == 1024  # a 64 x 48 video needs no 4096 shadow map
