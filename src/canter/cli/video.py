@@ -83,9 +83,9 @@ def write_frame_strip(frames: list[np.ndarray], path: Path) -> Path:
 def shadow_map_size(model_size: int, width: int, height: int) -> int:
     """The shadow map side a video of width x height renders with: the smallest power of two of at least
     twice the frame's longer side (and 1024), never more than the model asks for. MuJoCo's default of
-    4096 is most of a frame's cost on a software renderer (llvmpipe, a machine without a GPU): a 640 x
-    480 frame takes 60-85 ms with 2048 against 90-105 ms with 4096, the pixels within 0.08 grey levels on
-    average (BENCHMARKS.md §9)."""
+    4096 costs a software renderer (llvmpipe, a machine without a GPU) a third of a frame: a 640 x 480
+    frame renders 1.25-1.7x faster with 2048, its pixels within 0.08 grey levels on average (BENCHMARKS.md
+    §9, "Filming on a CPU")."""
     side = 1024
     while side < 2 * max(width, height):
         side *= 2
