@@ -9,7 +9,6 @@ exits 128 + signum.
 
 from __future__ import annotations
 
-import math
 import os
 import shlex
 import sys
@@ -193,7 +192,7 @@ def run_training(the_plan: Plan) -> int:
 def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> int:
     """runner.learn with the logger; the summary, or the resume line after a signal (128 + signum)."""
     from canter.rl.distributed import shutdown
-    from canter.rl.logger import RECENT_EPISODES, Logger
+    from canter.rl.logger import RECENT_EPISODES, Logger, mean_return_text
 
     logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=is_main, console=console)
     try:
@@ -208,9 +207,7 @@ def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> in
         shutdown()
         return 128 + int(stop)
     blow_ups = int(last.get("nonfinite_resets_total", 0))
-    mean_return = last.get("recent_return", float("nan"))
-    returns = (f"mean return {mean_return:.3f} (last {RECENT_EPISODES}+ episodes)" if math.isfinite(mean_return)
-               else "no episode ended yet")
+    returns = mean_return_text(last.get("recent_return", float("nan")), f"last {RECENT_EPISODES}+ episodes")
     console.print(f"done: {runner.iteration} iterations, {runner.wall_time_s:.1f} s, {returns}, total {last.get('total_fps', 0):,.0f} steps/s"
                   + (f", {blow_ups} non-finite (unstable) env resets" if blow_ups else ""))
     console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events", soft_wrap=True)

@@ -26,6 +26,7 @@ last output. Observation noise is a training-time corruption and is not applied.
 
 from __future__ import annotations
 
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
@@ -51,19 +52,11 @@ def make_session(path: str | Path, threads: int = 1):
     try:
         return ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
     except Exception as err:
-        if _is_zip(path):  # a TorchScript archive (or a checkpoint) is a zip file; an ONNX model never is
+        if zipfile.is_zipfile(path):  # a TorchScript archive (or a checkpoint) is a zip file; an ONNX model never is
             raise CanterError(f"{path} is a TorchScript or torch file, not ONNX: this runtime reads ONNX "
                               "(`canter export RUN_DIR`, whose default format is onnx)") from err
         detail = " ".join(str(err).split())[:160]
         raise CanterError(f"{path} is not a readable ONNX model ({type(err).__name__}: {detail})") from err
-
-
-def _is_zip(path: str | Path) -> bool:
-    try:
-        with open(path, "rb") as file:
-            return file.read(4) == b"PK\x03\x04"
-    except OSError:
-        return False
 
 
 def load_metadata(path: str | Path) -> PolicyMetadata:

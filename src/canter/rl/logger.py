@@ -163,6 +163,14 @@ class Logger:
             plot_curves(self.history, tmp)
 
 
+def mean_return_text(mean_return: float, over: str = "") -> str:
+    """A done line's return, e.g. 'mean return 4.932 (last 100+ episodes)' (`over` in the brackets), or
+    'no episode ended yet' where there is none to show (nan)."""
+    if not math.isfinite(mean_return):
+        return "no episode ended yet"
+    return f"mean return {mean_return:.3f}" + (f" ({over})" if over else "")
+
+
 def recent_means(history: list[dict[str, float]], min_episodes: int = RECENT_EPISODES) -> tuple[float, float]:
     """(mean return, mean episode length) over the episodes of the latest rows of `history` that
     together ended at least `min_episodes` episodes (every row, when fewer ended); nan when none ended.

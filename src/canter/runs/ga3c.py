@@ -153,7 +153,7 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
     """Trains the plan's run with GA3C in this process; 0, or 128 + signum after a stop signal."""
     from rich.console import Console
 
-    from canter.rl.logger import Logger
+    from canter.rl.logger import Logger, mean_return_text
     from canter.runs.lock import RunLock
     from canter.runs.rundir import CHECKPOINT_FILE, make_run_dir, write_run_files
 
@@ -210,7 +210,7 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         last = runner.history[-1] if runner.history else None
         console.print(f"done: {runner.env_steps // rollout} iterations ({runner.env_steps:,} agent steps, "
                       f"{runner.version} updates), {runner.wall_time_s:.1f} s"
-                      + (f", {_returns(last.mean_return)}, PPS {last.pps:,.0f}, TPS {last.tps:.2f}" if last else ""))
+                      + (f", {mean_return_text(last.mean_return)}, PPS {last.pps:,.0f}, TPS {last.tps:.2f}" if last else ""))
         console.print(f"results in {run_dir}: checkpoint.pt, training_curve.png, progress.csv, TensorBoard events",
                       soft_wrap=True)
         return 0
@@ -218,7 +218,3 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         if lock is not None:
             lock.release()
 
-
-def _returns(mean_return: float) -> str:
-    """The done line's return: 'no episode ended yet' rather than nan."""
-    return f"mean return {mean_return:.3f}" if math.isfinite(mean_return) else "no episode ended yet"
