@@ -217,4 +217,3 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
     finally:
         if lock is not None:
             lock.release()
-
