@@ -169,8 +169,8 @@ def test_a_bench_report_is_written_whole_or_named_in_one_line(tmp_path, monkeypa
     import errno
 
     from canter.cli.bench.output import write_report
+    from canter.core import files
     from canter.core.errors import CanterError
-    from canter.runs import rundir
 
     path = write_report(tmp_path / "new" / "r.json", {"fps": 1.5})
     assert json.loads(path.read_text()) == {"fps": 1.5}
@@ -178,7 +178,29 @@ def test_a_bench_report_is_written_whole_or_named_in_one_line(tmp_path, monkeypa
     def full_disk(src, dst):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(rundir.os, "replace", full_disk)
-    with pytest.raises(CanterError, match=r"^disk full: cannot write .*r\.json$"):
+    monkeypatch.setattr(files.os, "replace", full_disk)
+    with pytest.raises(CanterError, match=r"^cannot write .*r\.json: disk full \([0-9,]+ free\)$"):
         write_report(path, {"fps": 2.5})
     assert json.loads(path.read_text()) == {"fps": 1.5} and sorted(p.name for p in path.parent.iterdir()) == ["r.json"]
+
+
+def test_a_full_disk_in_a_write_of_no_file_of_ours_is_still_one_line(monkeypatch, capsys):
+    """An OSError of a full disk that reaches the entry point (a library writing a file of its own)
+    is one error line and exit 2, not an internal error; other errors stay internal errors (exit 1)."""
+    import errno
+
+    from canter.cli import main as main_module
+
+    for error, code, line in [
+        (OSError(errno.ENOSPC, "No space left on device", "/runs/x/plot.png"), 2, "canter: error: cannot write /runs/x/plot.png: disk full"),
+        (OSError(errno.EDQUOT, "Disk quota exceeded"), 2, "canter: error: disk full (Disk quota exceeded)"),
+        (ValueError("a bug"), 1, "canter: internal error: ValueError: a bug (CANTER_DEBUG=1 shows the traceback)"),
+    ]:
+        def fail(argv, error=error):
+            raise error
+
+        monkeypatch.setattr(main_module, "main", fail)
+        monkeypatch.delenv("CANTER_DEBUG", raising=False)
+        with pytest.raises(SystemExit) as exit_:
+            main_module.entrypoint(["list"])
+        assert exit_.value.code == code and capsys.readouterr().err.strip() == line

@@ -124,6 +124,66 @@ def test_a_directory_without_checkpoint_is_trained_from_iteration_0(tmp_path, ca
     assert load_checkpoint(tmp_path / "checkpoint.pt")["iteration"] == 1
 
 
+def test_a_full_disk_during_training_is_one_line_saying_what_the_run_keeps(tmp_path, capfd, monkeypatch):
+    """The second checkpoint cannot be written (torch.save's writer fails, 100 bytes free): one line
+    naming the file, the iteration the checkpoint on disk holds and how to go on; resuming then works.
+    At the end of the resumed run the curve cannot be written: the line says the new checkpoint is kept."""
+    import shutil
+    from collections import namedtuple
+
+    from canter.core.files import WriteError
+    from canter.rl import checkpoint as checkpoint_module
+    from canter.rl import logger as logger_module
+
+    run_dir = tmp_path / "run"
+    real_save, saves = checkpoint_module.torch.save, []
+
+    def save(*args, **kwargs):
+        saves.append(1)
+        if len(saves) == 2:
+            raise RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed")
+        return real_save(*args, **kwargs)
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(checkpoint_module.torch, "save", save)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: usage(10**9, 10**9 - 100, 100))
+    result = _in_process(capfd, "train", "cartpole", "--run-dir", str(run_dir), *SMALL, "--max-iterations", "4",
+                         "--agent.save-interval", "2")
+    line = _one_error_line(result)
+    assert line.startswith(f"canter: error: cannot write checkpoint {run_dir / 'checkpoint.pt'}: disk full (")
+    assert line.endswith(f" bytes needed, 100 free); {run_dir / 'checkpoint.pt'} keeps iteration 2; make room, then: "
+                         f"canter train --resume {run_dir}")
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 2 and not list(run_dir.glob(".*.tmp"))
+    monkeypatch.undo()
+
+    def no_room(fig, path, dpi):
+        raise WriteError(f"cannot write {path}: disk full (0 free)")
+
+    monkeypatch.setattr(logger_module, "save_figure", no_room)
+    line = _one_error_line(_in_process(capfd, "train", "--resume", str(run_dir)))
+    assert line == (f"canter: error: cannot write {run_dir / 'training_curve.png'}: disk full (0 free); "
+                    f"{run_dir / 'checkpoint.pt'} keeps iteration 4; make room, then: canter train --resume {run_dir}")
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 4
+
+
+def test_a_new_run_whose_files_cannot_be_written_leaves_nothing_behind(tmp_path, capfd, monkeypatch):
+    from canter.core.files import WriteError
+    from canter.runs import rundir
+
+    def no_room(path, text):
+        raise WriteError(f"cannot write {path}: disk full (0 free)")
+
+    monkeypatch.setattr(rundir, "write_text_atomic", no_room)
+    run_dir = tmp_path / "new" / "run"
+    line = _one_error_line(_in_process(capfd, "train", "cartpole", "--run-dir", str(run_dir), *SMALL))
+    assert line == f"canter: error: cannot write {run_dir / 'command.json'}: disk full (0 free)"
+    assert not run_dir.exists()
+    made = tmp_path / "made"  # a folder the user made (a mount point, say) stays, empty as it was
+    made.mkdir()
+    _one_error_line(_in_process(capfd, "train", "cartpole", "--run-dir", str(made), *SMALL))
+    assert made.is_dir() and list(made.iterdir()) == []
+
+
 HOLD = """
 import sys, time
 from canter.runs.lock import RunLock

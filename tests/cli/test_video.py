@@ -101,3 +101,48 @@ def test_an_unknown_camera_is_one_error_naming_the_models_cameras(tmp_path, stub
     video.VideoRecorder(env, str(tmp_path / "v.mp4"), 64, 48, "front").close()
     assert stub_renderer[-1].model is env.sim.model
     assert env.sim.model.vis.quality.shadowsize == 1024  # a 64 x 48 video needs no 4096 shadow map
+
+
+def _frames_env():
+    """What FrameVideoRecorder reads of an env: the step rate and an image group (an Atari game's)."""
+    from types import SimpleNamespace
+
+    frames = torch.arange(4 * 84 * 84, dtype=torch.int64).reshape(1, 4, 84, 84).remainder(256).to(torch.uint8)
+    return SimpleNamespace(step_dt=1.0 / 15.0, get_observations=lambda: {"policy": frames})
+
+
+def test_a_video_that_ffmpeg_could_not_finish_is_an_error_and_the_previous_one_stays(tmp_path, monkeypatch):
+    import errno
+
+    from canter.core.files import WriteError
+
+    path = tmp_path / "v.mp4"
+    recorder = video.FrameVideoRecorder(_frames_env(), str(path))
+    for _ in range(5):
+        recorder.capture()
+    assert recorder.close() == path and video.complete_mp4(path)
+    data = path.read_bytes()
+    for cut in (len(data) - 1, len(data) // 2, 7):  # a file cut short (a full disk) has no index, or half a box
+        (tmp_path / "cut.mp4").write_bytes(data[:cut])
+        assert not video.complete_mp4(tmp_path / "cut.mp4")
+    (tmp_path / "cut.mp4").unlink()
+
+    recorder = video.FrameVideoRecorder(_frames_env(), str(path))  # ffmpeg ends, but the file is not whole
+    recorder.capture()
+    monkeypatch.setattr(video, "complete_mp4", lambda _: False)
+    with pytest.raises(WriteError, match=r"^cannot write .*v\.mp4: ffmpeg could not finish the file$"):
+        recorder.close()
+    monkeypatch.undo()
+    assert path.read_bytes() == data and [p.name for p in tmp_path.iterdir()] == ["v.mp4"]
+
+    recorder = video.FrameVideoRecorder(_frames_env(), str(path))  # ffmpeg stops mid-video
+    recorder.capture()
+
+    def stopped(frame):
+        raise OSError(errno.EPIPE, "Broken pipe\n\nFFMPEG COMMAND:\nffmpeg -y ...")
+
+    monkeypatch.setattr(recorder.writer, "append_data", stopped)
+    with pytest.raises(WriteError, match=r"^cannot write .*v\.mp4: ffmpeg stopped writing it$"):
+        recorder.capture()
+    recorder.discard()  # what play and deploy do with a run that failed
+    assert path.read_bytes() == data and [p.name for p in tmp_path.iterdir()] == ["v.mp4"]

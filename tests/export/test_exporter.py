@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import onnx
@@ -74,3 +75,26 @@ def test_an_actor_reading_two_groups_is_refused(env, tmp_path):
     policy = make_policy(env.observation_shapes, env.num_actions, cfg, init_generator=make_generator(0, "cpu"))
     with pytest.raises(CanterError, match="reads 2 vector observation groups"):
         export_policy(env, policy, "dog-flat", fmt="onnx", out=tmp_path / "p.onnx")
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "torchscript"])
+def test_an_export_that_cannot_be_written_is_one_error_naming_it_and_leaves_nothing(env, policies, tmp_path, monkeypatch, fmt):
+    """A full disk: one error naming the file (torch.jit.save would abort the whole process where it
+    cannot write, so the archive is made in memory first), no scratch folder left behind."""
+    import errno
+    import pathlib
+
+    from canter.core.files import WriteError
+    from canter.export import onnx_export
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    if fmt == "onnx":
+        monkeypatch.setattr(onnx_export.onnx, "save", full)
+    else:
+        monkeypatch.setattr(pathlib.Path, "write_bytes", full)
+    out = tmp_path / ("p.onnx" if fmt == "onnx" else "p.pt")
+    with pytest.raises(WriteError, match=rf"^cannot write {re.escape(str(out))}: disk full \([0-9,]+ free\)$"):
+        export_policy(env, policies["mlp"], "dog-flat", fmt=fmt, out=out, record_steps=5)
+    assert list(tmp_path.iterdir()) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import pytest
 from rich.console import Console
@@ -115,3 +116,51 @@ def test_before_any_episode_ended_the_progress_line_shows_a_dash_not_nan(tmp_pat
     logger.close([])
     line = next(line for line in logger.console.file.getvalue().splitlines() if line.startswith("it "))  # type: ignore[attr-defined]
     assert "return        -  len      -  step" in line and "nan" not in line
+
+
+def test_a_tensorboard_event_file_that_cannot_be_written_is_named_in_one_error(tmp_path, monkeypatch):
+    import errno
+
+    from canter.core.files import WriteError
+
+    logger = _logger(tmp_path)
+    events = next(tmp_path.glob("events.out.tfevents.*"))
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(logger._writer, "add_scalar", full)
+    with pytest.raises(WriteError, match=rf"^cannot write TensorBoard events {re.escape(str(events))}: disk full \([0-9,]+ free\)$"):
+        logger.log_iteration(0, {"Loss/kl": 0.01}, CURVE)
+    monkeypatch.setattr(logger._writer, "flush", full)
+    with pytest.raises(WriteError, match=r"^cannot write TensorBoard events "):
+        logger.checkpoint([])
+    monkeypatch.undo()
+    logger.close([])
+
+
+def test_the_event_writer_threads_failed_write_leaves_no_traceback_other_threads_keep_theirs(monkeypatch):
+    """TensorBoard's writer thread dies on a full disk with a traceback; the main thread names the file
+    at the writer's next call, so the Logger's hook leaves that traceback out, and only that one."""
+    import errno
+    import threading
+    from types import SimpleNamespace
+
+    from canter.rl import logger as logger_module
+
+    reported = []
+    monkeypatch.setattr(threading, "excepthook", reported.append)
+    logger_module._quiet_event_writer_threads()
+    logger_module._quiet_event_writer_threads()  # once: a second call chains nothing more
+    hook = threading.excepthook
+
+    class _AsyncWriterThread(threading.Thread):  # the name of TensorBoard's writer thread
+        pass
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    cases = [SimpleNamespace(thread=_AsyncWriterThread(), exc_value=full),
+             SimpleNamespace(thread=threading.Thread(), exc_value=full),
+             SimpleNamespace(thread=_AsyncWriterThread(), exc_value=ValueError("a bug"))]
+    for args in cases:
+        hook(args)  # pyright: ignore[reportArgumentType]  (the fields the hook reads)
+    assert reported == cases[1:]

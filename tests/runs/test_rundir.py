@@ -1,8 +1,7 @@
-"""Run directories: atomic files, a full disk named, resume rules, old command.json files."""
+"""Run directories: resume rules, old command.json files."""
 
 from __future__ import annotations
 
-import errno
 import json
 
 import pytest
@@ -10,31 +9,7 @@ import pytest
 from canter.core.errors import CanterError
 from canter.runs import rundir
 from canter.runs.args import TrainFlags
-from canter.runs.rundir import RunCommand, read_command, resumed_command, write_text_atomic
-
-
-def test_a_full_disk_names_the_file_and_leaves_no_cut_off_file(tmp_path, monkeypatch):
-    target = tmp_path / "config.yaml"
-    real_open = open
-
-    class _Full:
-        def __init__(self, handle):
-            self.handle = handle
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.handle.close()
-
-        def write(self, text):
-            self.handle.write(text[:3])
-            raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(rundir, "open", lambda *a, **k: _Full(real_open(*a, **k)), raising=False)
-    with pytest.raises(CanterError, match=f"disk full: cannot write {target}"):
-        write_text_atomic(target, "task: cartpole\n")
-    assert list(tmp_path.iterdir()) == []  # neither the file nor its temporary copy
+from canter.runs.rundir import RunCommand, read_command, resumed_command
 
 
 def _saved(tmp_path) -> RunCommand:

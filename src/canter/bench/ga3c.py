@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from canter.core.errors import ConfigError, Interrupted
+from canter.core.files import save_figure
 
 
 def run_ga3c(task: str, train_argv: list[str], seconds: float, num_agents: int, dynamic: bool = True,
@@ -212,9 +213,7 @@ def plot(ga3c: dict[str, Any], a2c: dict[str, Any], task: str, path: Path, secon
                     title="GA3C: where its threads are")
         axes[3].grid(alpha=0.3)
         axes[3].legend(fontsize=6, loc="upper left", ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def fixed_rate_argv(task: str, train_argv: list[str]) -> list[str]:

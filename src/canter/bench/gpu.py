@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from canter.core.errors import ConfigError
+from canter.core.files import save_figure, write_text_atomic
 
 TASKS = ("cartpole", "ant", "dog-flat", "humanoid-flat")
 # the CUDA-graph switches of a training run: eager, the learner's (algo.cuda_graph), and the env step's too
@@ -163,7 +164,7 @@ class _Check:
             status, reason = "timeout", f"over its {limit:.0f} s"
             stdout = _text(err.stdout)
             stderr = _text(err.stderr)
-        log.write_text(f"$ {' '.join(cmd)}\n--- stdout\n{stdout}\n--- stderr\n{stderr}")
+        write_text_atomic(log, f"$ {' '.join(cmd)}\n--- stdout\n{stdout}\n--- stderr\n{stderr}")
         record = StageRecord(stage=stage, name=name, status=status, seconds=time.monotonic() - began,
                              reason=reason, log=str(log.relative_to(self.out)))
         if parse_json and status == "ok":
@@ -290,8 +291,8 @@ def run_gpu_check(cfg: GpuCheckCfg, progress=None) -> dict[str, Any]:
         # the report so far, after every stage: a check cut off by its machine's lease keeps its results
         report = {"device": facts, "config": _jsonable(cfg), "cuda": check.cuda,
                   "records": [_jsonable(r) for r in check.records], "seconds": time.monotonic() - check.start}
-        (check.out / "gpu_check.json").write_text(json.dumps(report, indent=2))
-        (check.out / "gpu_check.md").write_text(markdown_report(report))
+        write_text_atomic(check.out / "gpu_check.json", json.dumps(report, indent=2))
+        write_text_atomic(check.out / "gpu_check.md", markdown_report(report))
     try:
         plot_report(report, check.out / "gpu_check.png")
     except Exception as err:
@@ -486,9 +487,7 @@ def plot_report(report: dict[str, Any], path: Path) -> None:
         ax.grid(True, alpha=0.3)
     device = report["device"].get("gpu") or "no CUDA (cpu backend)"
     fig.suptitle(f"Canter GPU check: {device}, torch {report['device'].get('torch')}, warp {report['device'].get('warp')}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
 
 
 def merge_reports(paths: list[Path]) -> dict[str, Any]:
@@ -516,8 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(argv[1])
     out.mkdir(parents=True, exist_ok=True)
     report = merge_reports([Path(p) for p in argv[2:]])
-    (out / "gpu_check.json").write_text(json.dumps(report, indent=2))
-    (out / "gpu_check.md").write_text(markdown_report(report))
+    write_text_atomic(out / "gpu_check.json", json.dumps(report, indent=2))
+    write_text_atomic(out / "gpu_check.md", markdown_report(report))
     plot_report(report, out / "gpu_check.png")
     print(out / "gpu_check.md")
     return 0

@@ -26,6 +26,7 @@ import torch
 from canter.bench.report import machine_info
 from canter.core.device import torch_threads
 from canter.core.errors import ConfigError
+from canter.core.files import save_figure
 from canter.core.rng import make_generator
 from canter.envs.atari import AtariEnv, AtariEnvCfg
 from canter.envs.manager_env import ManagerBasedRLEnv
@@ -258,6 +259,4 @@ def plot_latency(result: LatencyResult, path: Path) -> None:
     fig.legend(handles, labels, loc="upper right", ncol=2, frameon=False)
     machine = result.machine
     fig.suptitle(f"{machine['cpu']}, commit {machine['commit']}", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)

@@ -17,6 +17,8 @@ from typing import Any
 
 import psutil
 
+from canter.core.files import atomic_write
+
 CPU_FIELDS: tuple[str, ...] = ("time_s", "pid", "rank", "name", "cpu_percent", "rss_mib", "num_threads")
 GPU_FIELDS: tuple[str, ...] = (
     "time_s",
@@ -155,13 +157,12 @@ class UtilizationMonitor:
             )
 
     def _write(self) -> None:
-        self.cpu_csv.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.cpu_csv, "w", newline="") as file:
+        with atomic_write(self.cpu_csv) as tmp, open(tmp, "w", newline="") as file:
             writer = csv.DictWriter(file, fieldnames=CPU_FIELDS)
             writer.writeheader()
             writer.writerows(self.cpu_rows)
         if self.gpu_skipped is None:
-            with open(self.gpu_csv, "w", newline="") as file:
+            with atomic_write(self.gpu_csv) as tmp, open(tmp, "w", newline="") as file:
                 writer = csv.DictWriter(file, fieldnames=GPU_FIELDS)
                 writer.writeheader()
                 writer.writerows(self.gpu_rows)

@@ -30,6 +30,7 @@ from canter.control.qp import QPStatus, grf_problem, kkt_residual, solve
 from canter.control.qp import kernel as qp_kernel
 from canter.core.device import available_cores, torch_threads
 from canter.core.errors import CanterError, ConfigError
+from canter.core.files import save_figure
 
 EPS_LADDER = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8, 1e-9)
 ITERATION_LADDER = {"ipm": (10, 12, 14, 16, 18, 20, 25, 30, 40), "admm": (50, 100, 200, 400, 800, 1600)}
@@ -376,6 +377,4 @@ def plot_qp(result: dict[str, Any], path) -> None:
         f"commit {result['commit']}",
         fontsize=8,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)

@@ -31,6 +31,7 @@ import torch
 from canter.bench.report import machine_info
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError
+from canter.core.files import save_figure
 from canter.rl.runner import OnPolicyRunner
 from canter.runs.args import TrainArgs, make_env, parse_train_args
 
@@ -263,6 +264,4 @@ def plot_compare(result: dict[str, Any], path: Path) -> None:
     )
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)

@@ -26,6 +26,7 @@ from canter.bench.report import machine_info
 from canter.bench.train import run_train_bench_launched
 from canter.core.device import available_cores
 from canter.core.errors import ConfigError
+from canter.core.files import save_figure, write_text_atomic
 
 Mode = Literal["strong", "weak"]
 
@@ -131,9 +132,9 @@ def run_scaling(
                            backend=base["bench"]["backend"], device=base["bench"]["device"],
                            dist_backend=points[-1]["bench"]["dist_backend"], points=points,
                            files={name: str(path) for name, path in files.items()})
-    files["markdown"].write_text(markdown_table(report.to_json()))
+    write_text_atomic(files["markdown"], markdown_table(report.to_json()))
     plot_scaling(report.to_json(), files["plot"])
-    files["json"].write_text(json.dumps(report.to_json(), indent=2))
+    write_text_atomic(files["json"], json.dumps(report.to_json(), indent=2))
     return report
 
 
@@ -210,9 +211,7 @@ def plot_scaling(report: dict[str, Any], path: Path) -> None:
         f"{report['task']}, {report['mode']} scaling, {report['num_envs']} envs "
         f"{'in all' if report['mode'] == 'strong' else 'per process'} — {machine['cpu']}, {machine['cores']} cores"
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)
 
 
 def command_line(argv: list[str]) -> str:

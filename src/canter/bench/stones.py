@@ -18,6 +18,7 @@ import torch
 from canter.bench.report import machine_info
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError, ConfigError
+from canter.core.files import save_figure
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.mdp.controller_action import QuadrupedControllerAction
 from canter.rl.checkpoint import load_checkpoint
@@ -284,6 +285,4 @@ def plot_stones(result: StonesResult, path: Path) -> None:
     ax.set_title(f"dog-stones: {result.episodes_per_level} episodes per level")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)

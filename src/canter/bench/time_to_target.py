@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from canter.bench.report import machine_info
 from canter.core.errors import CanterError
+from canter.core.files import save_figure
 
 EVAL_SEED = 20261124  # the evaluation env's seed: the same episodes at every mark and in every run
 
@@ -211,7 +212,5 @@ def plot_time_to_target(result: TimeToTargetResult, path: Path) -> Path:
                  f"{result.machine.get('cores')} cores)", fontsize=9)
     ax.grid(True, alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_figure(fig, path, dpi=110)
     return path

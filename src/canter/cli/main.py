@@ -16,6 +16,7 @@ traceback).
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import sys
 from typing import Annotated, Any, Union
@@ -167,6 +168,10 @@ def _report_unexpected(err: Exception, prefix: str) -> int:
     from canter.runs.launch import PEER_FAILURE_EXIT
 
     message = " ".join(str(err).split())
+    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):  # a write of no file of ours
+        what = f"cannot write {err.filename}: disk full" if err.filename else f"disk full ({err.strerror})"
+        print(f"canter: error: {prefix}{what}", file=sys.stderr)
+        return 2
     if prefix and _is_peer_failure(err):
         print(f"canter: error: {prefix}another rank failed or stopped answering, stopping ({message[:200]})",
               file=sys.stderr)

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from canter.core.errors import CanterError
+from canter.core.files import save_figure
 
 
 def check_terrain_flags(level: int | None, sub_terrain: str | None, grid: bool = False) -> None:
@@ -104,8 +105,5 @@ def plot_grid(report: dict[str, Any], path: Path, title: str) -> Path:
     ax.set_ylabel("terrain level (difficulty row)")
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, label="walked out of the block (% of episodes)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
     return path

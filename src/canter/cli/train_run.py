@@ -9,6 +9,7 @@ exits 128 + signum.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canter.core.errors import CanterError
+from canter.core.files import WriteError
 from canter.runs.args import DIST_TIMEOUT, TrainArgs, TrainFlags, check_train_args
 from canter.runs.lock import HELD_VARIABLE, RunLock
 from canter.runs.rundir import (
@@ -24,11 +26,13 @@ from canter.runs.rundir import (
     Plan,
     RunCommand,
     check_new_run_dir,
+    create_run_dir,
     default_run_dir,
-    make_run_dir,
     read_command,
     resume_line,
     resumed_command,
+    saved_iteration,
+    telling_what_is_kept,
     write_run_files,
 )
 
@@ -97,9 +101,7 @@ def launch_training(the_plan: Plan, cmd: TrainCmd, overrides: list[str]) -> int:
     from canter.runs.launch import LaunchInterrupted, free_port, launch
 
     run_dir = the_plan.run_dir
-    if not the_plan.resume:
-        make_run_dir(run_dir)
-    lock = RunLock(run_dir).acquire(_command_text())
+    lock = create_run_dir(run_dir, _command_text()) if not the_plan.resume else RunLock(run_dir).acquire(_command_text())
     rank_argv = _rank_argv(cmd, overrides)
     if not the_plan.resume and cmd.run_dir is None:
         rank_argv += ["--run-dir", str(run_dir)]
@@ -109,7 +111,7 @@ def launch_training(the_plan: Plan, cmd: TrainCmd, overrides: list[str]) -> int:
         launch("canter.train", rank_argv, cmd.nproc, port=port, stoppable=True,
                extra_env={HELD_VARIABLE: str(run_dir.resolve()), LAUNCHED_VARIABLE: "1"})
     except LaunchInterrupted as stop:
-        print(resume_line(run_dir, stop.signum, _saved_iteration(run_dir), cmd.nproc), file=sys.stderr)
+        print(resume_line(run_dir, stop.signum, saved_iteration(run_dir), cmd.nproc), file=sys.stderr)
         return 128 + stop.signum
     finally:
         lock.release()
@@ -126,15 +128,6 @@ def _rank_argv(cmd: TrainCmd, overrides: list[str]) -> list[str]:
         flag = "--" + f.name.replace("_", "-")
         argv += [flag] if value is True else [flag, str(value)]
     return [*argv, *overrides]
-
-
-def _saved_iteration(run_dir: Path) -> int | None:
-    from canter.rl.checkpoint import load_checkpoint
-
-    try:
-        return int(load_checkpoint(run_dir / CHECKPOINT_FILE)["iteration"])
-    except (CanterError, KeyError, TypeError, ValueError):
-        return None
 
 
 def _command_text() -> str:
@@ -179,9 +172,9 @@ def run_training(the_plan: Plan) -> int:
             console.print(init_policy(runner, args.init_from, optimizer=not args.init_fresh_optimizer))
         if info.is_main:
             if not resume:
-                make_run_dir(run_dir)
-                lock = RunLock(run_dir).acquire(_command_text())
-            write_run_files(run_dir, the_plan.command, args)  # a resumed run keeps its new budget
+                lock = create_run_dir(run_dir, _command_text(), lambda: write_run_files(run_dir, the_plan.command, args))
+            else:
+                write_run_files(run_dir, the_plan.command, args)  # a resumed run keeps its new budget
         broadcast_object(None)  # every rank waits until the run directory exists
         return _learn(runner, args, run_dir, info.is_main, console)
     finally:
@@ -194,16 +187,20 @@ def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> in
     from canter.rl.distributed import shutdown
     from canter.rl.logger import RECENT_EPISODES, Logger, mean_return_text
 
+    nproc = int(os.environ.get("WORLD_SIZE", "1"))
     logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=is_main, console=console)
-    try:
-        last = runner.learn(logger)
-    finally:
+    with telling_what_is_kept(run_dir, nproc):
+        try:
+            last = runner.learn(logger)
+        except BaseException:
+            with contextlib.suppress(WriteError):  # the error under way is the one to report
+                logger.close(runner.history)
+            raise
         logger.close(runner.history)
     stop = runner.stop_signal
     if stop is not None:
         if is_main and not os.environ.get(LAUNCHED_VARIABLE):
-            print(resume_line(run_dir, int(stop), runner.iteration, int(os.environ.get("WORLD_SIZE", "1"))),
-                  file=sys.stderr)
+            print(resume_line(run_dir, int(stop), runner.iteration, nproc), file=sys.stderr)
         shutdown()
         return 128 + int(stop)
     blow_ups = int(last.get("nonfinite_resets_total", 0))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -10,9 +12,12 @@ import mujoco
 import numpy as np
 
 from canter.core.errors import CanterError
+from canter.core.files import WriteError, atomic_write, write_failure
 from canter.envs.manager_env import ManagerBasedRLEnv
 
 STRIP_FRAMES = 8
+# a video that could not be written is put down to a full disk when fewer bytes than this are free
+VIDEO_MIN_FREE = 1 << 20
 # heightfield drawn around env 0 in a terrain video (m, half-width) and how near its edge env 0 may come
 TERRAIN_HALF = 16.0
 TERRAIN_MARGIN = 6.0
@@ -43,28 +48,70 @@ class _Recorder:
         except ImportError as err:
             raise CanterError("writing video needs imageio and imageio-ffmpeg (pip install imageio imageio-ffmpeg)") from err
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # ffmpeg's own log stays quiet (a failure is one line of ours) unless CANTER_DEBUG asks for it
         self.writer = imageio.get_writer(str(self.staged), fps=self.fps, codec="libx264", quality=7,
-                                         macro_block_size=macro_block_size)
+                                         macro_block_size=macro_block_size,
+                                         ffmpeg_log_level="warning" if os.environ.get("CANTER_DEBUG") else "quiet")
 
     def _finish(self, keep: bool) -> Path:
-        self.writer.close()
+        try:
+            self.writer.close()
+        except Exception:
+            if keep:
+                raise
         if not self.staged.exists():  # no frame was written: ffmpeg never started, and there is no file
             return self.path
+        if keep and not complete_mp4(self.staged):  # ffmpeg could not finish it (a full disk): it is not kept
+            self.staged.unlink()
+            raise WriteError(self._failure("ffmpeg could not finish the file"))
         if keep:
             os.replace(self.staged, self.path)
         else:
             self.staged.unlink()
         return self.path
 
+    def _failure(self, reason: str) -> str:
+        """Why the video could not be written: a full disk (named with the bytes free), else `reason`."""
+        try:
+            full = shutil.disk_usage(self.path.parent).free < VIDEO_MIN_FREE
+        except OSError:
+            full = False
+        return write_failure(self.path, OSError(errno.ENOSPC if full else errno.EIO, reason))
+
     def discard(self) -> None:
         """Closes the writer and drops the video written so far (whatever was at `path` stays)."""
         self._finish(keep=False)
 
     def _append(self, frame: np.ndarray) -> None:
-        self.writer.append_data(frame)
+        try:
+            self.writer.append_data(frame)
+        except OSError as err:  # ffmpeg stopped (a full disk): its message is the whole command and log
+            raise WriteError(self._failure("ffmpeg stopped writing it")) from err
         if self.keep_every and self.frames % self.keep_every == 0 and len(self.kept) < STRIP_FRAMES:
             self.kept.append(frame.copy())
         self.frames += 1
+
+
+def complete_mp4(path: Path) -> bool:
+    """Whether the file is a whole MP4: its top-level boxes (ISO BMFF: a 32-bit size, or 1 and a
+    64-bit size, or 0 for "to the end", then the type) tile the file exactly and include the media
+    data and the index (`moov`, which ffmpeg writes last: a file cut short has none)."""
+    size = path.stat().st_size
+    kinds, position = set(), 0
+    with open(path, "rb") as handle:
+        while position + 8 <= size:
+            handle.seek(position)
+            header = handle.read(16)
+            box, kind = int.from_bytes(header[:4], "big"), header[4:8]
+            if box == 1 and len(header) == 16:
+                box = int.from_bytes(header[8:16], "big")
+            elif box == 0:
+                box = size - position
+            if box < 8 or position + box > size:
+                return False
+            kinds.add(kind)
+            position += box
+    return position == size and {b"mdat", b"moov"} <= kinds
 
 
 def write_frame_strip(frames: list[np.ndarray], path: Path) -> Path:
@@ -75,8 +122,8 @@ def write_frame_strip(frames: list[np.ndarray], path: Path) -> Path:
         raise CanterError("--strip: no frames were recorded")
     gap = np.full((frames[0].shape[0], 4, 3), 255, dtype=np.uint8)
     parts = [part for frame in frames for part in (frame, gap)][:-1]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    imageio.imwrite(str(path), np.concatenate(parts, axis=1))
+    with atomic_write(path) as tmp:
+        imageio.imwrite(str(tmp), np.concatenate(parts, axis=1), format="png")
     return path
 
 

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from canter.core.errors import CanterError
+from canter.core.files import WriteError, is_write_failure, write_failure
 from canter.envs.atari import AtariEnv
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export import parity
@@ -132,25 +133,30 @@ def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: 
     }
     out = Path(out)
     report = ExportReport(path=out, metadata=metadata, recorded_steps=record_steps, recorded_envs=env.num_envs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Written and checked in a scratch folder beside `out`, then moved into place: an export that fails its
-    # checks or is interrupted leaves the previous export at `out` (if any) as it was.
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
-        staged = Path(tmp) / out.name
-        fp32_path = staged if quantize is None else Path(tmp) / f"fp32{SUFFIX[fmt]}"
-        if fmt == "onnx":
-            save_onnx(actor, metadata, fp32_path)
-        else:
-            save_torchscript(actor, metadata, fp32_path)
-        report.errors["fp32"], report.max_abs_action = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
-        if quantize == "int8":
-            report.int8_max_action_error, report.int8_choice_agreement = _write_int8(
-                fmt, fp32_path, staged, actor, metadata, recordings["recorded"])
-            report.errors["int8"] = {"recorded": report.int8_max_action_error}
-        staged_report = staged.with_name(out.name + ".json")
-        staged_report.write_text(json.dumps(report.to_dict(), indent=2))
-        os.replace(staged, out)
-        os.replace(staged_report, out.with_name(out.name + ".json"))
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # Written and checked in a scratch folder beside `out`, then moved into place: an export that fails its
+        # checks or is interrupted leaves the previous export at `out` (if any) as it was.
+        with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+            staged = Path(tmp) / out.name
+            fp32_path = staged if quantize is None else Path(tmp) / f"fp32{SUFFIX[fmt]}"
+            if fmt == "onnx":
+                save_onnx(actor, metadata, fp32_path)
+            else:
+                save_torchscript(actor, metadata, fp32_path)
+            report.errors["fp32"], report.max_abs_action = _fp32_errors(fmt, fp32_path, actor, policy, group, recordings)
+            if quantize == "int8":
+                report.int8_max_action_error, report.int8_choice_agreement = _write_int8(
+                    fmt, fp32_path, staged, actor, metadata, recordings["recorded"])
+                report.errors["int8"] = {"recorded": report.int8_max_action_error}
+            staged_report = staged.with_name(out.name + ".json")
+            staged_report.write_text(json.dumps(report.to_dict(), indent=2))
+            os.replace(staged, out)
+            os.replace(staged_report, out.with_name(out.name + ".json"))
+    except Exception as err:  # a full disk, a folder that cannot be written: one line naming the file
+        if isinstance(err, CanterError) or not is_write_failure(err):
+            raise
+        raise WriteError(write_failure(out, err)) from err
     return report
 
 

@@ -8,6 +8,7 @@ is what C++ robot stacks (libtorch) load today.
 
 from __future__ import annotations
 
+import io
 import warnings
 from pathlib import Path
 from typing import cast
@@ -54,9 +55,11 @@ def save_torchscript(actor: ExportableActor, metadata: PolicyMetadata, path: str
     """Writes the TorchScript archive (of `module` if given, see script_actor) with the metadata."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
+    archive = io.BytesIO()  # torch.jit.save aborts the process where the file cannot be written (a full
+    with warnings.catch_warnings():  # disk): the archive is made in memory, and Python writes it out
         warnings.simplefilter("ignore")
-        torch.jit.save(script_actor(actor, module), str(path), _extra_files={TORCHSCRIPT_EXTRA_FILE: metadata.to_json()})
+        torch.jit.save(script_actor(actor, module), archive, _extra_files={TORCHSCRIPT_EXTRA_FILE: metadata.to_json()})
+    path.write_bytes(archive.getvalue())
     return path
 
 

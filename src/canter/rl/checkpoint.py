@@ -7,57 +7,28 @@ loss) leaves it behind; `remove_stale_temps` deletes those whose writer is no lo
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from canter.core.errors import CanterError
-
-# the writer of torch.save reports a failed write (a full disk among the causes) as a RuntimeError
-_TORCH_WRITE_FAILURES = ("inline_container", "file write failed", "PytorchStreamWriter")
+from canter.core.files import atomic_write
 
 
 def save_atomic(payload: dict[str, Any], path: str | Path) -> Path:
-    """Write `payload` with torch.save to `path` atomically; returns the path.
+    """Write `payload` with torch.save to `path` atomically (canter.core.files.atomic_write); returns the path.
 
     A failed write removes its temporary file and leaves the previous file as it was. A full disk or
-    any other OS error is a CanterError naming the file (a full disk with the bytes asked for).
+    any other OS error is a WriteError naming the file (a full disk with the bytes asked for).
     """
     path = Path(path)
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as file:
-            torch.save(payload, file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException as err:
-        tmp.unlink(missing_ok=True)
-        if isinstance(err, OSError) or (isinstance(err, RuntimeError) and any(s in str(err) for s in _TORCH_WRITE_FAILURES)):
-            raise CanterError(_write_failure(path, payload, err)) from err
-        raise
+    with atomic_write(path, needed=lambda: payload_bytes(payload), what="checkpoint") as tmp, open(tmp, "wb") as file:
+        torch.save(payload, file)
+        file.flush()
+        os.fsync(file.fileno())
     return path
-
-
-def _write_failure(path: Path, payload: dict[str, Any], err: BaseException) -> str:
-    """One line on why writing `path` failed: a full disk (with the bytes needed and free), or the
-    OS's reason."""
-    try:
-        free = shutil.disk_usage(path.parent).free
-    except OSError:
-        free = None
-    needed = payload_bytes(payload)
-    full = getattr(err, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or (free is not None and free < needed)
-    if full:
-        free_text = f", {free:,} free" if free is not None else ""
-        return f"cannot write checkpoint {path}: disk full ({needed:,} bytes needed{free_text})"
-    reason = err.strerror if isinstance(err, OSError) and err.strerror else " ".join(str(err).split())[:200]
-    return f"cannot write checkpoint {path}: {reason}"
 
 
 def payload_bytes(tree: Any) -> int:

@@ -7,19 +7,24 @@ PLAIN_EVERY_S seconds (and for the first iteration), so a log shows how the run 
 Rank 0 alone logs (see canter.rl.distributed); the others construct a Logger with enabled=False.
 progress.csv and training_curve.png are rewritten (atomically: a temporary file renamed over the
 old one) at every checkpoint and at close, so a killed run keeps them up to its last checkpoint.
+A file that cannot be written (a full disk) is a WriteError naming it, TensorBoard's event file too.
 """
 
 from __future__ import annotations
 
 import csv
 import math
-import os
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from canter.core.files import WriteError, atomic_write, is_write_failure, save_figure, write_failure
 
 CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
               "total_fps", "nonfinite_resets", "learning_rate", "episodes", "recent_return", "recent_episode_length")
@@ -57,7 +62,9 @@ class Logger:
             return
         from torch.utils.tensorboard import SummaryWriter
 
-        self._writer = SummaryWriter(log_dir=str(run_dir))
+        _quiet_event_writer_threads()
+        with self._tensorboard():
+            self._writer = SummaryWriter(log_dir=str(run_dir))
         self._progress = Progress(
             TextColumn("[bold]it {task.completed}/{task.total}"),
             BarColumn(bar_width=20),
@@ -75,9 +82,10 @@ class Logger:
     def log_iteration(self, iteration: int, scalars: dict[str, float], curve: dict[str, float]) -> None:
         if not self.enabled:
             return
-        for key, value in scalars.items():
-            if math.isfinite(value):
-                self._writer.add_scalar(key, value, iteration)
+        with self._tensorboard():
+            for key, value in scalars.items():
+                if math.isfinite(value):
+                    self._writer.add_scalar(key, value, iteration)
         mean_return = curve.get("recent_return", curve["mean_return"])
         length = curve.get("recent_episode_length", curve["mean_episode_length"])
         status = (  # before the first episode ends there is no return to show: '-', not nan
@@ -136,7 +144,8 @@ class Logger:
         self.history = history
         if not self.enabled:
             return
-        self._writer.flush()
+        with self._tensorboard():
+            self._writer.flush()
         self.write_curves()
 
     def close(self, history: list[dict[str, float]]) -> None:
@@ -146,21 +155,32 @@ class Logger:
             return
         assert self._progress is not None
         self._progress.stop()
-        self._writer.flush()
-        self._writer.close()
+        with self._tensorboard():
+            self._writer.close()  # flushes first
         self.write_curves()
+
+    @contextmanager
+    def _tensorboard(self) -> Iterator[None]:
+        """Calls of TensorBoard's writer: a failed write of its event file is a WriteError naming it."""
+        try:
+            yield
+        except Exception as err:
+            if not is_write_failure(err):
+                raise
+            writer = getattr(getattr(self._writer, "file_writer", None), "event_writer", None)
+            path = Path(getattr(writer, "_file_name", self.run_dir / "events.out.tfevents.*"))
+            raise WriteError(write_failure(path, err, what="TensorBoard events")) from err
 
     def write_curves(self) -> None:
         """progress.csv and training_curve.png over the whole history (resumed runs included)."""
         if not self.history:
             return
-        with _atomic(self.run_dir / "progress.csv") as tmp, open(tmp, "w", newline="") as file:
+        with atomic_write(self.run_dir / "progress.csv") as tmp, open(tmp, "w", newline="") as file:
             writer = csv.DictWriter(file, fieldnames=CURVE_KEYS)
             writer.writeheader()
             for row in self.history:
                 writer.writerow({k: row.get(k, float("nan")) for k in CURVE_KEYS})
-        with _atomic(self.run_dir / "training_curve.png") as tmp:
-            plot_curves(self.history, tmp)
+        plot_curves(self.history, self.run_dir / "training_curve.png")
 
 
 def mean_return_text(mean_return: float, over: str = "") -> str:
@@ -190,21 +210,22 @@ def recent_means(history: list[dict[str, float]], min_episodes: int = RECENT_EPI
     return returns / episodes, lengths / episodes
 
 
-class _atomic:
-    """`with _atomic(path) as tmp:` write tmp; on success it replaces path, on failure it goes."""
+def _quiet_event_writer_threads() -> None:
+    """TensorBoard writes its event file on a thread of its own; a failed write (a full disk) ends that
+    thread with a traceback on stderr, then reaches the main thread at the writer's next call, where
+    the Logger names the file in one line. This hook (installed once, chained to the one before)
+    leaves out the thread's traceback for such write failures."""
+    previous = threading.excepthook
+    if getattr(previous, "canter_quiet_event_writer", False):
+        return
 
-    def __init__(self, path: Path):
-        self.path = path
-        self.tmp = path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    def hook(args: Any) -> None:
+        if type(args.thread).__name__ == "_AsyncWriterThread" and args.exc_value is not None and is_write_failure(args.exc_value):
+            return
+        previous(args)
 
-    def __enter__(self) -> Path:
-        return self.tmp
-
-    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
-        if kind is None:
-            os.replace(self.tmp, self.path)
-        else:
-            self.tmp.unlink(missing_ok=True)
+    hook.canter_quiet_event_writer = True  # type: ignore[attr-defined]
+    threading.excepthook = hook
 
 
 def plot_curves(history: list[dict[str, float]], path: Path) -> None:
@@ -233,6 +254,4 @@ def plot_curves(history: list[dict[str, float]], path: Path) -> None:
     axes[2].legend()
     for ax in axes:
         ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100, format="png")
-    plt.close(fig)
+    save_figure(fig, path, dpi=100)

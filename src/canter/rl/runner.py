@@ -22,7 +22,6 @@ last checkpoint stays whole.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +35,7 @@ import torch
 
 from canter.core.device import torch_threads
 from canter.core.errors import CanterError, ConfigError
+from canter.core.files import copy_file
 from canter.core.heap import retain_freed_memory
 from canter.core.profiling import section
 from canter.core.signals import STOP_SIGNALS, catch_stop_signals
@@ -320,12 +320,12 @@ class OnPolicyRunner:
             path = self.save()
             if snapshot and path is not None:  # a hard link where the file system allows: no copy
                 keep = self.run_dir / SNAPSHOTS / f"it{self.iteration}.pt"
-                keep.parent.mkdir(exist_ok=True)
-                keep.unlink(missing_ok=True)
                 try:
+                    keep.parent.mkdir(exist_ok=True)
+                    keep.unlink(missing_ok=True)
                     os.link(path, keep)
                 except OSError:
-                    shutil.copyfile(path, keep)
+                    copy_file(path, keep)  # whole or not at all; a full disk is a WriteError naming it
             if logger is not None:
                 logger.checkpoint(self.history)
 

@@ -14,6 +14,7 @@ balancer's thread counts and the curves; its envs start new episodes.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import signal
 import sys
@@ -153,9 +154,10 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
     """Trains the plan's run with GA3C in this process; 0, or 128 + signum after a stop signal."""
     from rich.console import Console
 
+    from canter.core.files import WriteError
     from canter.rl.logger import Logger, mean_return_text
     from canter.runs.lock import RunLock
-    from canter.runs.rundir import CHECKPOINT_FILE, make_run_dir, write_run_files
+    from canter.runs.rundir import CHECKPOINT_FILE, create_run_dir, telling_what_is_kept, write_run_files
 
     args, run_dir, resume = the_plan.args, the_plan.run_dir, the_plan.resume
     ga3c = args.agent.algo.ga3c
@@ -180,9 +182,9 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         elif resume:
             console.print(f"{run_dir} has no {CHECKPOINT_FILE}: training it from iteration 0")
         if not resume:
-            make_run_dir(run_dir)
-            lock = RunLock(run_dir).acquire(lock_text)
-        write_run_files(run_dir, the_plan.command, args)
+            lock = create_run_dir(run_dir, lock_text, lambda: write_run_files(run_dir, the_plan.command, args))
+        else:
+            write_run_files(run_dir, the_plan.command, args)
         budget = args.agent.max_iterations * rollout
         logger = Logger(run_dir, args.agent.max_iterations, runner.env_steps // rollout, console=console)
 
@@ -195,11 +197,17 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
 
         runner.on_period = on_period
         seconds = args.agent.max_time_s if args.agent.max_time_s is not None else math.inf
-        with stop_on_signals(runner) as received:
-            if runner.env_steps < budget:
-                runner.learn(seconds, max_env_steps=budget)
-            save(runner, checkpoint, meta, rollout)
-        logger.close([curve_row(p, rollout) for p in runner.history])
+        with telling_what_is_kept(run_dir):
+            try:
+                with stop_on_signals(runner) as received:
+                    if runner.env_steps < budget:
+                        runner.learn(seconds, max_env_steps=budget)
+                    save(runner, checkpoint, meta, rollout)
+            except BaseException:
+                with contextlib.suppress(WriteError):  # the error under way is the one to report
+                    logger.close([curve_row(p, rollout) for p in runner.history])
+                raise
+            logger.close([curve_row(p, rollout) for p in runner.history])
         for env in envs:
             env.close()
         if received:

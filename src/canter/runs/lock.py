@@ -8,6 +8,7 @@ blocks a new run: only a live holder does. A second writer gets a CanterError na
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from canter.core.errors import CanterError
+from canter.core.files import WriteError, write_failure
 
 LOCK_FILE = ".lock"
 # set by a parent that holds the lock for the ranks it starts (`canter train --nproc N`)
@@ -58,8 +60,9 @@ class RunLock:
             handle.write(json.dumps(info))
             handle.flush()
         except OSError as err:
-            handle.close()
-            raise CanterError(f"cannot write {self.path}: {err.strerror or err}") from None
+            with contextlib.suppress(OSError):  # closing flushes what could not be written, and fails again
+                handle.close()
+            raise WriteError(write_failure(self.path, err)) from None
         self._file = handle
         return self
 

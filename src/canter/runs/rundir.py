@@ -9,6 +9,7 @@ Resuming, evaluating and playing call build_train_args on the stored (task, flag
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
@@ -16,10 +17,12 @@ import os
 import shlex
 import signal
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from canter.core.errors import CanterError
+from canter.core.files import WriteError, write_text_atomic
 from canter.runs.args import (
     RESUMABLE_FIELDS,
     RESUMABLE_FLAGS,
@@ -32,7 +35,7 @@ from canter.runs.args import (
     parse_overrides,
     to_plain,
 )
-from canter.runs.lock import LOCK_FILE
+from canter.runs.lock import LOCK_FILE, RunLock
 from canter.runs.parsing import without_env_overrides
 
 COMMAND_FILE = "command.json"
@@ -68,22 +71,6 @@ class _LegacyFlags(TrainFlags):
     dist_timeout: float = 300.0
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Writes path whole or not at all; a full disk is reported as such, naming the file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as err:
-        tmp.unlink(missing_ok=True)
-        if err.errno == errno.ENOSPC:
-            raise CanterError(f"disk full: cannot write {path}") from None
-        raise CanterError(f"cannot write {path}: {err.strerror or err}") from None
-
-
 def check_writable_file(path: Path) -> None:
     """A file can be written at path (its folder is created); else one CanterError naming it."""
     folder = path.parent
@@ -102,9 +89,8 @@ def make_folder(path: Path, what: str) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        if err.errno == errno.ENOSPC:
-            raise CanterError(f"disk full: cannot create {what}") from None
-        raise CanterError(f"cannot create {what}: {err.strerror or err}") from None
+        reason = "disk full" if err.errno in (errno.ENOSPC, errno.EDQUOT) else err.strerror or err
+        raise CanterError(f"cannot create {what}: {reason}") from None
 
 
 def prepare_out_dir(path: Path, flag: str = "--out") -> Path | None:
@@ -234,11 +220,69 @@ class Plan:
     resume: bool
 
 
+def resume_command(run_dir: Path, nproc: int = 1) -> str:
+    """`canter train --resume RUN_DIR`; a run of `nproc` > 1 processes resumes only with as many, so it
+    says `--nproc N`."""
+    return f"canter train --resume {shlex.quote(str(run_dir))}" + (f" --nproc {nproc}" if nproc > 1 else "")
+
+
 def resume_line(run_dir: Path, signum: int, iteration: int | None, nproc: int = 1) -> str:
-    """The line an interrupted run ends with; iteration None: no checkpoint was written yet. A run of
-    `nproc` > 1 processes resumes only with as many, so its line says `--nproc N`."""
+    """The line an interrupted run ends with; iteration None: no checkpoint was written yet."""
     name = signal.Signals(signum).name
-    resume = f"canter train --resume {shlex.quote(str(run_dir))}" + (f" --nproc {nproc}" if nproc > 1 else "")
+    resume = resume_command(run_dir, nproc)
     if iteration is None:
         return f"interrupted by {name} before the first checkpoint; resume with: {resume} (it starts at iteration 0)"
     return f"interrupted by {name} at iteration {iteration}; checkpoint saved; resume with: {resume}"
+
+
+def kept_after_write_failure(run_dir: Path, iteration: int | None, nproc: int = 1) -> str:
+    """What a run that could not write a file (a full disk) still has, and how to go on: appended to
+    the WriteError's line. iteration: that of the checkpoint on disk (None: none was written)."""
+    resume = resume_command(run_dir, nproc)
+    if iteration is None:
+        return f"no checkpoint was written yet; make room, then: {resume} (it starts at iteration 0)"
+    return f"{run_dir / CHECKPOINT_FILE} keeps iteration {iteration}; make room, then: {resume}"
+
+
+def saved_iteration(run_dir: Path) -> int | None:
+    """The iteration of the checkpoint in `run_dir`, None where there is none (or it cannot be read)."""
+    from canter.rl.checkpoint import load_checkpoint
+
+    try:
+        return int(load_checkpoint(run_dir / CHECKPOINT_FILE)["iteration"])
+    except (CanterError, KeyError, TypeError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def telling_what_is_kept(run_dir: Path, nproc: int = 1) -> Iterator[None]:
+    """Around a run's training: a WriteError (a full disk) gets what the run still has and how to go
+    on appended to its line (kept_after_write_failure)."""
+    try:
+        yield
+    except WriteError as err:
+        raise WriteError(f"{err}; {kept_after_write_failure(run_dir, saved_iteration(run_dir), nproc)}") from err
+
+
+def create_run_dir(run_dir: Path, lock_text: str, fill: Callable[[], None] | None = None) -> RunLock:
+    """Creates a new run's directory, locks it and runs `fill` (writes the run's files). Where that
+    fails (a full disk), what this made goes again (the files, and the folder unless it was there
+    before), so a run that never started leaves nothing behind."""
+    existed = run_dir.is_dir()
+    lock_existed = (run_dir / LOCK_FILE).exists()
+    make_run_dir(run_dir)
+    lock: RunLock | None = None
+    try:
+        lock = RunLock(run_dir).acquire(lock_text)
+        if fill is not None:
+            fill()
+    except CanterError:
+        if lock is not None:
+            lock.release()
+        for name in (COMMAND_FILE, CONFIG_FILE) + (() if lock_existed else (LOCK_FILE,)):
+            (run_dir / name).unlink(missing_ok=True)
+        if not existed:
+            with contextlib.suppress(OSError):
+                run_dir.rmdir()
+        raise
+    return lock

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from canter.cli.bench.output import write_report
 from canter.cli.flags import Task
+from canter.core.files import write_text_atomic
 
 
 @dataclass(kw_only=True)
@@ -44,7 +45,7 @@ def latency_main(args: LatencyArgs) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_report(out / "latency.json", result.to_json())
-    (out / "latency.md").write_text(markdown_table(result))
+    write_text_atomic(out / "latency.md", markdown_table(result))
     plot_latency(result, out / "latency.png")
     if args.json:
         print(json.dumps(result.to_json(), indent=2))

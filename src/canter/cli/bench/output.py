@@ -10,7 +10,8 @@ def write_report(path: Path, result: dict) -> Path:
     full disk) is one CanterError naming the file, not an internal error or a cut-off report."""
     import json
 
-    from canter.runs.rundir import make_folder, write_text_atomic
+    from canter.core.files import write_text_atomic
+    from canter.runs.rundir import make_folder
 
     make_folder(path.parent, str(path.parent))
     write_text_atomic(path, json.dumps(result, indent=2) + "\n")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from canter.cli.bench.output import write_report
+from canter.core.files import write_text_atomic
 
 
 @dataclass(kw_only=True)
@@ -50,7 +51,7 @@ def stones_main(args: StonesArgs) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table = stones_markdown(result)
     write_report(out / "stones.json", result.to_json())
-    (out / "stones.md").write_text(table + "\n")
+    write_text_atomic(out / "stones.md", table + "\n")
     plot_stones(result, out / "stones.png")
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
