@@ -164,3 +164,24 @@ def test_the_event_writer_threads_failed_write_leaves_no_traceback_other_threads
     for args in cases:
         hook(args)  # pyright: ignore[reportArgumentType]  (the fields the hook reads)
     assert reported == cases[1:]
+
+
+def test_closed_after_closes_with_the_rows_and_a_failed_close_does_not_hide_the_blocks_error(tmp_path, monkeypatch):
+    from canter.core.files import WriteError
+    from canter.rl import logger as logger_module
+
+    row = {"iteration": 0.0, "wall_time_s": 1.0, "env_steps": 64.0, **CURVE}
+    logger = _logger(tmp_path)
+    with logger.closed_after(lambda: [row]):
+        pass
+    assert len((tmp_path / "progress.csv").read_text().splitlines()) == 2
+
+    def no_room(fig, path, dpi):
+        raise WriteError(f"cannot write {path}: disk full (0 free)")
+
+    monkeypatch.setattr(logger_module, "save_figure", no_room)
+    logger = _logger(tmp_path)
+    with pytest.raises(WriteError, match=r"^cannot write checkpoint x: disk full$"), logger.closed_after(lambda: [row]):
+        raise WriteError("cannot write checkpoint x: disk full")  # the close fails too: the block's error stays
+    with pytest.raises(WriteError, match=r"training_curve\.png: disk full \(0 free\)$"), _logger(tmp_path).closed_after(lambda: [row]):
+        pass  # a close that fails on its own is reported

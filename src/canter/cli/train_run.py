@@ -9,7 +9,6 @@ exits 128 + signum.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import sys
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from canter.core.errors import CanterError
-from canter.core.files import WriteError
 from canter.runs.args import DIST_TIMEOUT, TrainArgs, TrainFlags, check_train_args
 from canter.runs.lock import HELD_VARIABLE, RunLock
 from canter.runs.rundir import (
@@ -189,14 +187,8 @@ def _learn(runner, args: TrainArgs, run_dir: Path, is_main: bool, console) -> in
 
     nproc = int(os.environ.get("WORLD_SIZE", "1"))
     logger = Logger(run_dir, args.agent.max_iterations, runner.iteration, enabled=is_main, console=console)
-    with telling_what_is_kept(run_dir, nproc):
-        try:
-            last = runner.learn(logger)
-        except BaseException:
-            with contextlib.suppress(WriteError):  # the error under way is the one to report
-                logger.close(runner.history)
-            raise
-        logger.close(runner.history)
+    with telling_what_is_kept(run_dir, nproc), logger.closed_after(lambda: runner.history):
+        last = runner.learn(logger)
     stop = runner.stop_signal
     if stop is not None:
         if is_main and not os.environ.get(LAUNCHED_VARIABLE):

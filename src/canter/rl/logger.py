@@ -12,11 +12,12 @@ A file that cannot be written (a full disk) is a WriteError naming it, TensorBoa
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import math
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,19 @@ class Logger:
         with self._tensorboard():
             self._writer.close()  # flushes first
         self.write_curves()
+
+    @contextmanager
+    def closed_after(self, history: Callable[[], list[dict[str, float]]]) -> Iterator[None]:
+        """`with logger.closed_after(lambda: rows):` train; then close() with the rows. Where the block
+        failed, its error is the one reported: a failed write while closing (the same full disk) stays
+        quiet."""
+        try:
+            yield
+        except BaseException:
+            with contextlib.suppress(WriteError):
+                self.close(history())
+            raise
+        self.close(history())
 
     @contextmanager
     def _tensorboard(self) -> Iterator[None]:

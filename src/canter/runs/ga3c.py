@@ -14,7 +14,6 @@ balancer's thread counts and the curves; its envs start new episodes.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import signal
 import sys
@@ -154,7 +153,6 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
     """Trains the plan's run with GA3C in this process; 0, or 128 + signum after a stop signal."""
     from rich.console import Console
 
-    from canter.core.files import WriteError
     from canter.rl.logger import Logger, mean_return_text
     from canter.runs.lock import RunLock
     from canter.runs.rundir import CHECKPOINT_FILE, create_run_dir, telling_what_is_kept, write_run_files
@@ -188,26 +186,22 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
         budget = args.agent.max_iterations * rollout
         logger = Logger(run_dir, args.agent.max_iterations, runner.env_steps // rollout, console=console)
 
+        def rows() -> list[dict[str, float]]:  # the periods as progress.csv's rows
+            return [curve_row(p, rollout) for p in runner.history]
+
         def on_period(stats: PeriodStats) -> None:
             assert logger is not None
             row = curve_row(stats, rollout)
             logger.log_iteration(max(0, min(int(row["iteration"]), args.agent.max_iterations) - 1), scalars(stats), row)
             save(runner, checkpoint, meta, rollout)
-            logger.checkpoint([curve_row(p, rollout) for p in runner.history])
+            logger.checkpoint(rows())
 
         runner.on_period = on_period
         seconds = args.agent.max_time_s if args.agent.max_time_s is not None else math.inf
-        with telling_what_is_kept(run_dir):
-            try:
-                with stop_on_signals(runner) as received:
-                    if runner.env_steps < budget:
-                        runner.learn(seconds, max_env_steps=budget)
-                    save(runner, checkpoint, meta, rollout)
-            except BaseException:
-                with contextlib.suppress(WriteError):  # the error under way is the one to report
-                    logger.close([curve_row(p, rollout) for p in runner.history])
-                raise
-            logger.close([curve_row(p, rollout) for p in runner.history])
+        with telling_what_is_kept(run_dir), logger.closed_after(rows), stop_on_signals(runner) as received:
+            if runner.env_steps < budget:
+                runner.learn(seconds, max_env_steps=budget)
+            save(runner, checkpoint, meta, rollout)
         for env in envs:
             env.close()
         if received:
