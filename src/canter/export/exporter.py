@@ -153,8 +153,8 @@ def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: 
             staged_report.write_text(json.dumps(report.to_dict(), indent=2))
             os.replace(staged, out)
             os.replace(staged_report, out.with_name(out.name + ".json"))
-    except Exception as err:  # a full disk, a folder that cannot be written: one line naming the file
-        if isinstance(err, CanterError) or not is_write_failure(err):
+    except (OSError, RuntimeError) as err:  # a full disk, a folder that cannot be written: one line naming the file
+        if not is_write_failure(err):
             raise
         raise WriteError(write_failure(out, err)) from err
     return report
