@@ -275,3 +275,64 @@ def test_ranks_get_the_parsed_command_back_and_the_resume_line_is_exact(tmp_path
     # a run of two processes resumes only with two: its line says so (it said plain --resume, which is refused)
     assert resume_line(tmp_path, signal.SIGINT, 101, 2) == (
         f"interrupted by SIGINT at iteration 101; checkpoint saved; resume with: canter train --resume {tmp_path} --nproc 2")
+
+
+class _ReaderGoneAt:
+    """A stdout whose reader goes away (a closed pipe: `| head`, a pager that quit) when `marker`
+    is written: that write and every later one raise BrokenPipeError."""
+
+    def __init__(self, marker: str):
+        self.marker, self.closed_pipe, self.text = marker, False, ""
+
+    def write(self, text: str) -> int:
+        if self.closed_pipe or self.marker in text:
+            self.closed_pipe = True
+            raise BrokenPipeError(32, "Broken pipe")
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+
+def test_output_whose_reader_went_away_stops_the_run_as_sigpipe_keeping_its_progress(tmp_path, capfd, monkeypatch):
+    """rich's own answer to a closed pipe is SystemExit(1): the iteration under way and all since the
+    last checkpoint were lost. The run now stops as for a signal: the iteration's checkpoint, the
+    resume line on stderr, exit 128 + SIGPIPE; the resume goes on from there."""
+    from canter.rl import logger as logger_module
+
+    silenced = []
+    monkeypatch.setattr(logger_module, "silence_output", lambda *streams: silenced.append(streams))
+    stdout = _ReaderGoneAt("it 1/")  # the first progress line: the reader is gone once training runs
+    monkeypatch.setattr(sys, "stdout", stdout)
+    run_dir = tmp_path / "run"
+    result = _in_process(capfd, "train", "cartpole", "--run-dir", str(run_dir), "--num-envs", "8", "--max-iterations", "50")
+    assert result.returncode == 128 + signal.SIGPIPE and stdout.closed_pipe and len(silenced) == 1
+    assert "Active Reward Terms" in stdout.text  # what was printed before the reader went away
+    # iteration 1's line went nowhere; its stop flag was gathered before that line, so the next
+    # iteration is the one under way when the stop is seen (as for a signal arriving then)
+    assert result.stderr.strip() == (f"interrupted by SIGPIPE at iteration 2; checkpoint saved; "
+                                      f"resume with: canter train --resume {run_dir}")
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 2  # not the start: its progress is kept
+    monkeypatch.undo()
+    assert main(["train", "--resume", str(run_dir), "--max-iterations", "3", "--quiet"]) == 0
+    assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 3
+
+
+def test_a_closed_pipe_outside_training_ends_quietly_with_128_plus_sigpipe(capfd, monkeypatch):
+    from canter.cli import main as main_module
+
+    def closed(argv):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    from canter.core import signals
+
+    silenced = []
+    monkeypatch.setattr(main_module, "main", closed)
+    monkeypatch.setattr(signals, "silence_output", lambda *streams: silenced.append(streams))
+    result = _in_process(capfd, "list")
+    assert result.returncode == 128 + signal.SIGPIPE and result.stderr == "" and result.stdout == ""
+    assert silenced == [(sys.stdout, sys.stderr)]

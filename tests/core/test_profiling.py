@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
@@ -59,3 +60,17 @@ def test_bench_train_reports_where_an_iteration_goes():
     # the phases and "other" make up the median iteration (medians of parts need not add up exactly)
     assert sum(phases.values()) >= 0.8 * result.iteration_time_s.median
     assert result.minibatch_steps == 5 * 4  # cartpole: 5 epochs of 4 minibatches
+
+
+def test_measuring_turns_timing_and_ranges_off_however_the_block_ends():
+    """A bench that failed or was stopped mid-run left timing (and --profile-dir's ranges) on for the
+    rest of the process: every later section() was timed, not the shared no-op."""
+    for ranges in (False, True):
+        with pytest.raises(KeyboardInterrupt), profiling.measuring(ranges=ranges):
+            assert profiling.enabled() == ranges
+            with profiling.section("physics"):
+                pass
+            assert profiling.take_timing()["physics"] > 0.0
+            raise KeyboardInterrupt
+        assert not profiling.enabled() and profiling.take_timing() == {}
+        assert profiling.section("physics") is profiling.section("update")

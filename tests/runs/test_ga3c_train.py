@@ -117,3 +117,26 @@ def test_bench_ga3c_compares_both_at_a_fixed_rate():
     assert fixed_rate_argv("cartpole", ["--num-envs", "16"]) == ["--num-envs", "16"]  # adaptive stays
     mine = ["--agent.algo.schedule", "adaptive"]
     assert fixed_rate_argv("atari-pong", mine) == mine
+
+
+def test_a_ga3c_run_whose_output_reader_went_away_stops_as_sigpipe_with_its_checkpoint(tmp_path, capfd, monkeypatch):
+    """As PPO's runner (tests/cli/test_train.py): a closed pipe on stdout stops the run after the
+    period under way, with its checkpoint, the resume line and exit 128 + SIGPIPE."""
+    from canter.cli.main import entrypoint
+    from canter.rl import logger as logger_module
+    from tests.cli.test_train import _ReaderGoneAt
+
+    monkeypatch.setattr(logger_module, "silence_output", lambda *streams: None)
+    stdout = _ReaderGoneAt("it ")  # the first progress line: the reader is gone once training runs
+    monkeypatch.setattr(sys, "stdout", stdout)
+    run_dir = tmp_path / "run"
+    capfd.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        entrypoint(["train", "cartpole", "--run-dir", str(run_dir), *[a for a in GA3C if a != "--quiet"],
+                    "--max-iterations", "100000", "--max-time", "60"])
+    assert exit_.value.code == 128 + signal.SIGPIPE and stdout.closed_pipe
+    saved = load_checkpoint(run_dir / "checkpoint.pt")
+    err = capfd.readouterr().err.strip()
+    assert err == (f"interrupted by SIGPIPE at iteration {saved['iteration']}; checkpoint saved; "
+                   f"resume with: canter train --resume {run_dir}")
+    assert saved["algorithm"]["ga3c"]["wall_time_s"] < 30  # stopped at its first period, not at --max-time

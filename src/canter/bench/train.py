@@ -128,10 +128,7 @@ def run_train_bench(
         raise ConfigError(f"--raw-every: needs the cpu backend's mujoco.batch.Batch; {task} runs on "
                           f"{type(sim).__name__ if sim is not None else 'no MuJoCo simulator'}")
     raw_sim = sim if raw_every and isinstance(sim, CpuSimulator) else None
-    if profile_dir is not None:
-        profiling.enable()
-    profiling.start_timing()
-    with tempfile.TemporaryDirectory() as tmp:
+    with profiling.measuring(ranges=profile_dir is not None), tempfile.TemporaryDirectory() as tmp:
         runner = OnPolicyRunner(env, args.agent, Path(tmp), seed=args.seed, cpu_physics=cpu_physics(args),
                                 task=task, expert=task_expert(task, args, env))
         obs = env.reset()[0]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import signal
 import sys
 from typing import Annotated, Any, Union
 
@@ -153,6 +154,11 @@ def entrypoint(argv: list[str] | None = None) -> None:
     except Interrupted as stop:  # stopped by a signal with nothing to report (e.g. a bench's launched ranks)
         print(f"canter: {prefix}{stop}", file=sys.stderr)
         code = 128 + stop.signum
+    except BrokenPipeError:  # the output's reader went away (`| head`, a pager that quit): stop quietly
+        from canter.core.signals import silence_output
+
+        silence_output(sys.stdout, sys.stderr)
+        code = 128 + signal.SIGPIPE
     except Exception as err:  # one line, not a traceback, unless asked for
         if os.environ.get("CANTER_DEBUG"):
             raise

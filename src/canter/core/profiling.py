@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -110,6 +111,22 @@ def take_timing() -> dict[str, float]:
 
 def stop_timing() -> None:
     _state["timing"] = None
+
+
+@contextlib.contextmanager
+def measuring(ranges: bool = False) -> Iterator[None]:
+    """Within: phase timing on (start_timing), and the profiler ranges too where `ranges` (enable);
+    both are off again on exit however the block ends (an error, a second Ctrl-C), so a process that
+    goes on (a test, a notebook) is not left timing."""
+    if ranges:
+        enable()
+    start_timing()
+    try:
+        yield
+    finally:
+        stop_timing()
+        if ranges:
+            disable()
 
 
 def section(name: str) -> contextlib.AbstractContextManager[Any]:

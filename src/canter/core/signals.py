@@ -6,10 +6,11 @@ stop where it can keep what it has (a checkpoint, the video so far); the command
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 # in the order a simultaneous arrival reports them (the runner's stop flag across ranks names the first)
@@ -43,3 +44,18 @@ def catch_stop_signals(on_stop: Callable[[signal.Signals], None] | None = None) 
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def silence_output(*streams: Any) -> None:
+    """Points the streams' file descriptors (stdout, stderr) at /dev/null. Their reader went away (a
+    closed pipe: `| head`, a pager that quit, a `tee` that was killed), so a write raised
+    BrokenPipeError; what is printed after, and Python's flush at exit, then goes nowhere instead of
+    failing again. Python ignores SIGPIPE, so a closed pipe reaches the code as that error, not as a
+    signal; a command that meets it stops as a signal would stop it (exit 128 + SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for stream in streams:
+            with suppress(OSError, ValueError, AttributeError):  # a stream with no descriptor of its own (a test's)
+                os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)

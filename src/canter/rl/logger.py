@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from canter.core.files import WriteError, atomic_write, is_write_failure, save_figure, write_failure
+from canter.core.signals import silence_output
 
 CURVE_KEYS = ("iteration", "wall_time_s", "env_steps", "mean_return", "mean_episode_length", "step_fps", "step_inference_fps",
               "total_fps", "nonfinite_resets", "learning_rate", "episodes", "recent_return", "recent_episode_length")
@@ -54,6 +56,8 @@ class Logger:
         self._last_plain = -math.inf
         self._started = time.monotonic()
         self.history: list[dict[str, float]] = []
+        self.output_closed = False  # the console's reader went away (a closed pipe): _output_went_away
+        self.console.on_broken_pipe = self._output_went_away  # rich's hook (its default exits at once)
         self._writer: Any = None
         self._progress: Progress | None = None
         self._task: Any = None
@@ -113,6 +117,16 @@ class Logger:
         """One warning line above the progress bar (rank 0)."""
         if self.enabled:
             self.console.print(f"[yellow]warning:[/yellow] {text}")
+
+    def _output_went_away(self) -> None:
+        """The console's reader went away (a closed pipe: `| head`, a pager that quit, a killed `tee`).
+        rich's own answer is SystemExit(1), which would drop the iteration under way and everything
+        since the last checkpoint; instead the console goes quiet, stdout to /dev/null, and
+        `output_closed` asks the run to stop, keeping its progress (the runners stop as for a signal,
+        SIGPIPE: checkpoint, resume line, exit 128 + 13)."""
+        self.console.quiet = True
+        silence_output(sys.stdout, self.console.file)
+        self.output_closed = True
 
     def note_instability(self, iteration: int, nonfinite_resets: float, resets: float, sim_warnings: dict[str, int]) -> None:
         """Counts of one iteration: envs reset because their physics blew up, all resets, and the

@@ -296,8 +296,9 @@ class OnPolicyRunner:
             session_start = time.perf_counter()
             max_time_s = self.cfg.max_time_s
 
-            def time_is_up() -> bool:
-                return max_time_s is not None and time.perf_counter() - session_start >= max_time_s
+            def time_is_up() -> bool:  # or the output's reader went away: a stop, as for SIGPIPE (below)
+                return (max_time_s is not None and time.perf_counter() - session_start >= max_time_s) or (
+                    logger is not None and logger.output_closed)
 
             saved = False
             while self.iteration < self.cfg.max_iterations:
@@ -313,6 +314,8 @@ class OnPolicyRunner:
                     break
             if not saved:
                 self._save(logger)
+            if self.stop_signal is None and logger is not None and logger.output_closed:
+                self.stop_signal = signal.SIGPIPE
         return last
 
     def _save(self, logger: Logger | None, snapshot: bool = False) -> None:

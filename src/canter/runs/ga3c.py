@@ -195,6 +195,8 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
             logger.log_iteration(max(0, min(int(row["iteration"]), args.agent.max_iterations) - 1), scalars(stats), row)
             save(runner, checkpoint, meta, rollout)
             logger.checkpoint(rows())
+            if logger.output_closed:  # the output's reader went away: stop as for a signal (SIGPIPE)
+                runner.interrupt.set()
 
         runner.on_period = on_period
         seconds = args.agent.max_time_s if args.agent.max_time_s is not None else math.inf
@@ -202,6 +204,8 @@ def train_ga3c(the_plan: Plan, lock_text: str) -> int:
             if runner.env_steps < budget:
                 runner.learn(seconds, max_env_steps=budget)
             save(runner, checkpoint, meta, rollout)
+            if logger.output_closed and not received:
+                received.append(signal.SIGPIPE)
         for env in envs:
             env.close()
         if received:
