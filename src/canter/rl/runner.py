@@ -296,13 +296,13 @@ class OnPolicyRunner:
             session_start = time.perf_counter()
             max_time_s = self.cfg.max_time_s
 
-            def time_is_up() -> bool:  # or the output's reader went away: a stop, as for SIGPIPE (below)
+            def should_stop() -> bool:  # the time is up, or the output's reader went away (SIGPIPE, below)
                 return (max_time_s is not None and time.perf_counter() - session_start >= max_time_s) or (
                     logger is not None and logger.output_closed)
 
             saved = False
             while self.iteration < self.cfg.max_iterations:
-                obs, last = self.run_iteration(obs, logger, should_stop=time_is_up)
+                obs, last = self.run_iteration(obs, logger, should_stop=should_stop)
                 self.wall_time_s = start_wall + time.perf_counter() - session_start
                 self.iteration += 1
                 saved = self.iteration % self.cfg.save_interval == 0
