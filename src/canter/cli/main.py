@@ -16,7 +16,6 @@ traceback).
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import signal
 import sys
@@ -171,10 +170,11 @@ def entrypoint(argv: list[str] | None = None) -> None:
 
 
 def _report_unexpected(err: Exception, prefix: str) -> int:
+    from canter.core.files import is_disk_full
     from canter.runs.launch import PEER_FAILURE_EXIT
 
     message = " ".join(str(err).split())
-    if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):  # a write of no file of ours
+    if isinstance(err, OSError) and is_disk_full(err):  # a write of no file of ours
         what = f"cannot write {err.filename}: disk full" if err.filename else f"disk full ({err.strerror})"
         print(f"canter: error: {prefix}{what}", file=sys.stderr)
         return 2

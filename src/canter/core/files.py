@@ -23,7 +23,6 @@ from canter.core.errors import CanterError
 
 # torch.save's writer reports a failed write (a full disk among the causes) as a RuntimeError
 _TORCH_WRITE_FAILURES = ("inline_container", "file write failed", "PytorchStreamWriter")
-_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 class WriteError(CanterError):
@@ -35,6 +34,11 @@ def is_write_failure(err: BaseException) -> bool:
     return isinstance(err, OSError) or (isinstance(err, RuntimeError) and any(s in str(err) for s in _TORCH_WRITE_FAILURES))
 
 
+def is_disk_full(err: BaseException) -> bool:
+    """The OS said the disk (or the user's quota) is full."""
+    return getattr(err, "errno", None) in (errno.ENOSPC, errno.EDQUOT)
+
+
 def write_failure(path: Path, err: BaseException, needed: int | None = None, what: str = "") -> str:
     """One line on why writing `path` failed: `cannot write [what ]PATH: disk full (N bytes needed, M free)`
     when the disk is full (or has fewer bytes free than `needed`), else the OS's reason."""
@@ -43,7 +47,7 @@ def write_failure(path: Path, err: BaseException, needed: int | None = None, wha
     except OSError:
         free = None
     name = f"{what} {path}" if what else str(path)
-    full = getattr(err, "errno", None) in _FULL or (needed is not None and free is not None and free < needed)
+    full = is_disk_full(err) or (needed is not None and free is not None and free < needed)
     if full:
         sizes = [f"{needed:,} bytes needed"] if needed is not None else []
         sizes += [f"{free:,} free"] if free is not None else []

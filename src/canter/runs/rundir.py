@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import json
 import os
 import shlex
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from canter.core.errors import CanterError
-from canter.core.files import WriteError, write_text_atomic
+from canter.core.files import WriteError, is_disk_full, write_text_atomic
 from canter.runs.args import (
     RESUMABLE_FIELDS,
     RESUMABLE_FLAGS,
@@ -89,7 +88,7 @@ def make_folder(path: Path, what: str) -> None:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        reason = "disk full" if err.errno in (errno.ENOSPC, errno.EDQUOT) else err.strerror or err
+        reason = "disk full" if is_disk_full(err) else err.strerror or err
         raise CanterError(f"cannot create {what}: {reason}") from None
 
 
