@@ -112,3 +112,74 @@ def test_progress_is_told_the_counted_episodes_and_the_steps(monkeypatch):
     assert [s for _, _, s in told[:-1]] == list(range(1, 21)) and told[-1] == (8, 8, 20)
     assert counted[1] == 1 and counted[3] == 2 and counted[9] == 5 and counted[19] == 8
     assert counted == sorted(counted) and {t for _, t, _ in told} == {8}
+
+
+def test_a_stopped_evaluation_reports_the_episodes_that_ended_or_nothing():
+    env = TwoSpeedEnv(4)
+    runner = SimpleNamespace(env=env, algorithm=SimpleNamespace(policy=ZeroPolicy()), rollout_threads=1)
+    steps = []
+
+    def stop_after(n):
+        steps.clear()
+        return lambda: steps.append(1) or len(steps) >= n
+
+    # by step 5 only env 0 has ended an episode (at step 2; its next one at 4 is beyond the 1 per env asked)
+    result = evaluate(runner, episodes=4, stop=stop_after(5))  # type: ignore[arg-type]
+    assert len(steps) == 5 and result["episodes"] == 1 and result["ended_by_success"] == 1.0
+    assert evaluate(runner, episodes=4, stop=stop_after(1)) == {}  # type: ignore[arg-type]  # nothing ended
+
+
+def test_canter_eval_stopped_by_a_signal_prints_the_partial_figures_and_exits_as_the_signal(tmp_path, capfd, monkeypatch):
+    """Ctrl-C (or SIGTERM) during `canter eval` ends it after the step under way: the episodes that ended are
+    reported, marked as interrupted with the number asked for, and the command ends as the signal's
+    (Interrupted: exit 128 + signum). Stopped before any episode ended, it reports nothing."""
+    import json
+    import os
+    import signal
+
+    import pytest
+
+    from canter.cli import play_eval
+    from canter.cli.main import main
+    from canter.core.errors import Interrupted
+
+    from .test_train import SMALL
+
+    run = tmp_path / "cartpole"
+    assert main(["train", "cartpole", "--run-dir", str(run), *SMALL, "--max-iterations", "1"]) == 0
+    load_run = play_eval.load_run
+
+    def signalling_after(steps: int, signum: signal.Signals):
+        def load(*args, **kwargs):
+            command, train_args, runner = load_run(*args, **kwargs)
+            step, taken = runner.env.step, []
+
+            def step_then_signal(actions):
+                out = step(actions)
+                taken.append(1)
+                if len(taken) == steps:
+                    os.kill(os.getpid(), signum)
+                return out
+
+            runner.env.step = step_then_signal
+            return command, train_args, runner
+        return load
+
+    capfd.readouterr()
+    monkeypatch.setattr(play_eval, "load_run", signalling_after(60, signal.SIGINT))
+    with pytest.raises(Interrupted) as stopped:
+        main(["eval", str(run), "--episodes", "400", "--num-envs", "4", "--json"])
+    assert stopped.value.signum == signal.SIGINT
+    result = json.loads(capfd.readouterr().out)
+    # the untrained cart leaves its track within some 20 steps: 60 steps end a few episodes of each env
+    assert result["interrupted"] == "SIGINT" and result["episodes_requested"] == 400 and 4 <= result["episodes"] < 400
+    monkeypatch.setattr(play_eval, "load_run", signalling_after(60, signal.SIGTERM))
+    with pytest.raises(Interrupted) as stopped:
+        main(["eval", str(run), "--episodes", "400", "--num-envs", "4"])
+    out = " ".join(capfd.readouterr().out.split())
+    assert stopped.value.signum == signal.SIGTERM and "interrupted by SIGTERM after" in out and "of 400 episodes" in out
+    monkeypatch.setattr(play_eval, "load_run", signalling_after(1, signal.SIGINT))
+    with pytest.raises(Interrupted):
+        main(["eval", str(run), "--episodes", "400", "--num-envs", "4", "--json"])
+    assert capfd.readouterr().out == ""
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are given back

@@ -322,6 +322,24 @@ def test_output_whose_reader_went_away_stops_the_run_as_sigpipe_keeping_its_prog
     assert load_checkpoint(run_dir / "checkpoint.pt")["iteration"] == 3
 
 
+def test_a_rich_console_whose_reader_went_away_ends_the_command_quietly_as_sigpipe(capfd, monkeypatch):
+    """rich's own answer to a closed pipe is exit 1 (SystemExit) at once, which said the command had failed
+    (`canter list | head -1`, `canter eval RUN | head -1`, `canter bench ... | head`): every command
+    now ends as SIGPIPE would end it, quietly (training's own answer, which keeps the run, is above)."""
+    from rich.console import Console
+
+    from canter.core import signals
+
+    monkeypatch.setattr(Console, "on_broken_pipe", Console.on_broken_pipe)  # rich's own again after this test
+    silenced = []
+    monkeypatch.setattr(signals, "silence_output", lambda *streams: silenced.append(streams))
+    stdout = _ReaderGoneAt("cartpole")  # the table of tasks
+    monkeypatch.setattr(sys, "stdout", stdout)
+    result = _in_process(capfd, "list")
+    assert result.returncode == 128 + signal.SIGPIPE and stdout.closed_pipe and result.stderr == ""
+    assert silenced == [(stdout, sys.stderr)]
+
+
 def test_a_closed_pipe_outside_training_ends_quietly_with_128_plus_sigpipe(capfd, monkeypatch):
     from canter.cli import main as main_module
 

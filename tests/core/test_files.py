@@ -4,7 +4,10 @@ needed), leaves the previous file as it was and no temporary file behind."""
 from __future__ import annotations
 
 import errno
+import os
 import shutil
+import subprocess
+import sys
 from collections import namedtuple
 
 import pytest
@@ -14,7 +17,9 @@ from canter.core.files import (
     WriteError,
     atomic_write,
     copy_file,
+    remove_stale_scratch,
     save_figure,
+    scratch_folder,
     write_failure,
     write_text_atomic,
 )
@@ -129,3 +134,58 @@ def test_save_figure_writes_a_png_or_names_the_file_and_closes_the_figure_either
     with pytest.raises(WriteError, match=r"curve\.png: disk full \(100 free\)$"):
         save_figure(fig, path, dpi=50)
     assert path.read_bytes() == before and fig.number not in plt.get_fignums() and [p.name for p in tmp_path.iterdir()] == ["curve.png"]
+
+
+@pytest.fixture
+def dead_and_live_pids():
+    """(a pid whose process has ended, a pid whose process runs)."""
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    try:
+        yield dead.pid, live.pid
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_the_scratch_of_a_killed_writer_goes_and_a_live_writers_stays(tmp_path, dead_and_live_pids):
+    """`remove_stale_scratch(path, kinds)` removes the scratch files and folders of `path` of the given kinds
+    whose writer is gone (kill -9 leaves them), and nothing else: not a live writer's, not another kind's,
+    not another file's (even one whose name starts with this one's), not a user's hidden file."""
+    dead, live = dead_and_live_pids
+    target = tmp_path / "v.mp4"
+    names = {
+        "dead video": f".v.mp4.{dead}.0a1b2c3d.partial.mp4",
+        "dead folder": f".v.mp4.{dead}.0a1b2c3d.parts",
+        "live video": f".v.mp4.{live}.0a1b2c3d.partial.mp4",
+        "dead tmp": f".v.mp4.{dead}.0a1b2c3d.tmp",  # another kind: not asked for
+        "other file": f".v.mp4.json.{dead}.0a1b2c3d.partial.mp4",
+        "user": ".v.mp4.notes",
+    }
+    for key, name in names.items():
+        if key == "dead folder":
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "part.onnx").write_bytes(b"half")
+        else:
+            (tmp_path / name).write_bytes(b"half")
+    removed = remove_stale_scratch(target, (".partial.mp4", ".parts"))
+    assert sorted(p.name for p in removed) == sorted([names["dead video"], names["dead folder"]])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        names[k] for k in ("live video", "dead tmp", "other file", "user"))
+    assert [p.name for p in remove_stale_scratch(target)] == [names["dead tmp"]]  # the default kind: .tmp
+
+
+def test_a_scratch_folder_goes_however_its_block_ends_and_clears_a_killed_writers(tmp_path, dead_and_live_pids):
+    dead, live = dead_and_live_pids
+    target = tmp_path / "policy.onnx"
+    stale, running = tmp_path / f".policy.onnx.{dead}.00ff00ff.parts", tmp_path / f".policy.onnx.{live}.00ff00ff.parts"
+    for folder in (stale, running):
+        folder.mkdir()
+        (folder / "policy.onnx").write_bytes(b"half")
+    with pytest.raises(KeyboardInterrupt), scratch_folder(target) as folder:
+        assert folder.parent == tmp_path and folder.name.startswith(f".policy.onnx.{os.getpid()}.")
+        (folder / "policy.onnx").write_bytes(b"half")
+        assert not stale.exists() and running.exists()
+        raise KeyboardInterrupt
+    assert sorted(p.name for p in tmp_path.iterdir()) == [running.name]

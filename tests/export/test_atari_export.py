@@ -222,7 +222,7 @@ def test_deploy_stopped_by_sigterm_reports_its_ticks_and_keeps_the_video(tmp_pat
     assert report == json.loads((tmp_path / "deploy.json").read_text())
     assert report["stopped_by"] == "SIGTERM" and report["ticks"] == 5 and report["video"] == str(video)
     assert iio.imread(video).shape == (5, 336, 336, 3)  # the newest 84 x 84 frame, scaled 4x
-    assert signal.getsignal(signal.SIGTERM) == before and not list(tmp_path.glob(".pong.partial*"))
+    assert signal.getsignal(signal.SIGTERM) == before and not list(tmp_path.glob(".pong.mp4.*"))
 
 
 def test_the_metadata_preprocessing_is_gymnasiums_bit_for_bit(onnx_file):

@@ -27,6 +27,7 @@ from canter.cli.list_cmd import ListArgs
 from canter.cli.train_cmd import EvalArgs, PlayArgs, TrainCmd
 from canter.core.errors import CanterError, Interrupted
 from canter.core.heap import heap_mode
+from canter.core.signals import closed_pipe_raises
 from canter.runs.parsing import stray_options
 
 
@@ -143,6 +144,7 @@ def entrypoint(argv: list[str] | None = None) -> None:
     prefix = f"rank {os.environ['RANK']}: " if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ else ""
     try:
         heap_mode()  # a bad CANTER_MALLOC is a one-line error before anything runs
+        closed_pipe_raises()  # rich's consoles: a closed pipe ends quietly as SIGPIPE (below), not as exit 1
         code = main(argv)
     except CanterError as err:
         print(f"canter: error: {prefix}{err}", file=sys.stderr)

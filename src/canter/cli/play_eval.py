@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metrics=None,
              per_episode: dict[str, torch.Tensor] | None = None,
              generator: torch.Generator | None = None,
-             progress: Callable[[int, int, int], None] | None = None) -> dict[str, float]:
+             progress: Callable[[int, int, int], None] | None = None,
+             stop: Callable[[], bool] | None = None) -> dict[str, float]:
     """Run the deterministic policy (or, given a `generator`, actions sampled from the policy with
     that generator's noise) until every env has finished its first ⌈episodes / num_envs⌉ episodes,
     and report those (at least `episodes`, the same number from every env); plus the mean
@@ -44,7 +45,11 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
     successes of fast envs in place of the slow envs' time-outs.
 
     progress(counted, total, env_steps): told the episodes counted so far and the env steps taken
-    at most every PROGRESS_EVERY_S seconds, and once at the end."""
+    at most every PROGRESS_EVERY_S seconds, and once at the end.
+
+    stop(): asked after every step; when it says yes the evaluation ends there and reports the
+    episodes counted so far (an empty dict when none has ended). Those over-represent short episodes
+    (the long ones under way are not counted), so a stopped evaluation's figures are partial."""
     env, policy = runner.env, runner.algorithm.policy
     per_env = -(-episodes // env.num_envs)
     total = per_env * env.num_envs
@@ -85,8 +90,12 @@ def evaluate(runner: OnPolicyRunner, episodes: int, metrics=None, episode_metric
             if progress is not None and time.perf_counter() - told >= PROGRESS_EVERY_S:
                 progress(int(finished.clamp(max=per_env).sum()), total, env_steps)
                 told = time.perf_counter()
+            if stop is not None and stop():
+                break
+    if not returns:  # stopped before any episode ended
+        return {}
     if progress is not None:
-        progress(total, total, env_steps)
+        progress(int(finished.clamp(max=per_env).sum()), total, env_steps)
     r = torch.cat(returns).double()
     n = torch.cat(lengths).double()
     result = {"episodes": float(r.numel()), "mean_return": float(r.mean()), "std_return": float(r.std(unbiased=False)),
@@ -138,9 +147,17 @@ def eval_main(args: EvalArgs) -> int:
     per_episode: dict[str, torch.Tensor] = {}
     # --stochastic: the policy's own noise, from a fixed seed so that a repeat gives the same episodes
     generator = torch.Generator(device=runner.env.device).manual_seed(0) if args.stochastic else None
-    with _episodes_bar(f"eval {task}") as progress:
+    # Ctrl-C, SIGTERM or SIGHUP: stop after the step under way and report the episodes that ended so far,
+    # marked as partial; a second Ctrl-C stops at once
+    with _episodes_bar(f"eval {task}") as progress, runner.stop_signals():
         result: dict[str, Any] = evaluate(runner, args.episodes, spec.metrics, spec.episode_metrics, per_episode,
-                                          generator, progress)
+                                          generator, progress, stop=lambda: runner.received_signal is not None)
+        stopped = runner.received_signal  # (stop_signals forgets it on leaving)
+    if stopped is not None and not result:  # nothing ended yet: nothing to report
+        raise Interrupted(int(stopped))
+    if stopped is not None:
+        result["interrupted"] = stopped.name
+        result["episodes_requested"] = args.episodes
     result["stochastic"] = args.stochastic
     result["max_return"] = spec.max_return if spec.max_return is not None else float("nan")
     result["task"] = task
@@ -164,6 +181,8 @@ def eval_main(args: EvalArgs) -> int:
             raise CanterError(f"--plot: cannot write {args.plot}: {err.strerror or err}") from None
         if not args.json:
             Console().print(f"heat map: {args.plot}", soft_wrap=True)
+    if stopped is not None:
+        raise Interrupted(int(stopped))
     return 0
 
 
@@ -190,6 +209,10 @@ def _episodes_bar(title: str) -> Iterator[Callable[[int, int, int], None]]:
 def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
     task = result["task"]
     console = Console()
+    if "interrupted" in result:
+        console.print(f"interrupted by {result['interrupted']} after {int(result['episodes'])} of "
+                      f"{result['episodes_requested']} episodes: the figures below are of those alone, and "
+                      "short episodes are over-represented (longer ones were still under way)")
     if "policy_task" in result:
         console.print(f"a {result['policy_task']} policy acting in {task}'s env")
     console.print(f"{task}: {int(result['episodes'])} episodes, return {result['mean_return']:.3f} ± {result['std_return']:.3f}"
@@ -204,7 +227,8 @@ def _print_result(result: dict[str, Any], args: EvalArgs, spec: Any) -> None:
         console.print("  every env commanded vx {:.2f} m/s, vy {:.2f} m/s, wz {:.2f} rad/s".format(*args.command))
     for name in sorted(set(result) - {"episodes", "mean_return", "std_return", "min_return", "max_episode_return",
                                       "mean_episode_length", "max_return", "task", "terrain_level", "sub_terrain",
-                                      "terrain_grid", "command", "policy_task", "stochastic"}):
+                                      "terrain_grid", "command", "policy_task", "stochastic", "interrupted",
+                                      "episodes_requested"}):
         console.print(f"  {name}: {result[name]:.4f}")
     if args.terrain_grid:
         from canter.cli.terrain_report import print_grid

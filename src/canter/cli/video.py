@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 
 from canter.core.errors import CanterError
-from canter.core.files import WriteError, atomic_write, write_failure
+from canter.core.files import WriteError, atomic_write, remove_stale_scratch, scratch_path, write_failure
 from canter.envs.manager_env import ManagerBasedRLEnv
 
 STRIP_FRAMES = 8
@@ -31,16 +31,16 @@ class _Recorder:
 
     writer: Any
     path: Path
+    staged: Path
+
+    @property
+    def _staged_kind(self) -> str:
+        return f".partial{self.path.suffix}"
 
     def __init__(self) -> None:
         self.frames = 0
         self.keep_every = 0
         self.kept: list[np.ndarray] = []
-
-    @property
-    def staged(self) -> Path:
-        """Where the video is written until `close()` (same folder and suffix: ffmpeg picks the container by it)."""
-        return self.path.with_name(f".{self.path.stem}.partial{self.path.suffix}")
 
     def _open(self, macro_block_size: int) -> None:
         try:
@@ -48,6 +48,11 @@ class _Recorder:
         except ImportError as err:
             raise CanterError("writing video needs imageio and imageio-ffmpeg (pip install imageio imageio-ffmpeg)") from err
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # where the video is written until `close()`: hidden, beside `path`, with its suffix (ffmpeg picks the
+        # container by it) and this process's id, so that the next video of `path` removes what a recorder
+        # killed outright (kill -9) left
+        remove_stale_scratch(self.path, (self._staged_kind,))
+        self.staged = scratch_path(self.path, self._staged_kind)
         # ffmpeg's own log stays quiet (a failure is one line of ours) unless CANTER_DEBUG asks for it
         self.writer = imageio.get_writer(str(self.staged), fps=self.fps, codec="libx264", quality=7,
                                          macro_block_size=macro_block_size,

@@ -6,6 +6,7 @@ stop where it can keep what it has (a checkpoint, the video so far); the command
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import threading
@@ -59,3 +60,19 @@ def silence_output(*streams: Any) -> None:
                 os.dup2(devnull, stream.fileno())
     finally:
         os.close(devnull)
+
+
+def closed_pipe_raises() -> None:
+    """From here on, a rich console whose reader went away raises BrokenPipeError, where rich's own answer
+    ends the process at once with exit 1 (SystemExit), as if the command had failed. The entry point
+    installs it and turns that error into a quiet exit 128 + SIGPIPE, as a signal would end the
+    command; training's console has its own answer, which stops the run keeping its progress
+    (canter.rl.logger)."""
+    from rich.console import Console
+
+    Console.on_broken_pipe = _raise_broken_pipe  # rich's documented hook (it suggests a subclass; ours are many)
+
+
+def _raise_broken_pipe(console: Any) -> None:
+    console.quiet = True  # nothing more from this console
+    raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -20,7 +19,7 @@ import numpy as np
 import torch
 
 from canter.core.errors import CanterError
-from canter.core.files import WriteError, is_write_failure, write_failure
+from canter.core.files import WriteError, is_write_failure, scratch_folder, write_failure
 from canter.envs.atari import AtariEnv
 from canter.envs.manager_env import ManagerBasedRLEnv
 from canter.export import parity
@@ -137,9 +136,9 @@ def export_policy(env: ManagerBasedRLEnv | AtariEnv, policy: ActorCritic, task: 
         out.parent.mkdir(parents=True, exist_ok=True)
         # Written and checked in a scratch folder beside `out`, then moved into place: an export that fails its
         # checks or is interrupted leaves the previous export at `out` (if any) as it was.
-        with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
-            staged = Path(tmp) / out.name
-            fp32_path = staged if quantize is None else Path(tmp) / f"fp32{SUFFIX[fmt]}"
+        with scratch_folder(out) as tmp:
+            staged = tmp / out.name
+            fp32_path = staged if quantize is None else tmp / f"fp32{SUFFIX[fmt]}"
             if fmt == "onnx":
                 save_onnx(actor, metadata, fp32_path)
             else:

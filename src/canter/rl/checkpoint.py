@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from canter.core.errors import CanterError
-from canter.core.files import atomic_write
+from canter.core.files import atomic_write, remove_stale_scratch
 
 
 def save_atomic(payload: dict[str, Any], path: str | Path) -> Path:
@@ -43,32 +43,9 @@ def payload_bytes(tree: Any) -> int:
 
 
 def remove_stale_temps(folder: str | Path, names: tuple[str, ...]) -> list[Path]:
-    """Delete the temporary files `.<name>.*.tmp` of interrupted atomic writes of `names` in `folder`
-    whose writing process is gone (or is this one, which is not writing now); returns what was
-    removed. Errors (a read-only folder) are ignored: a stale file is harmless."""
-    removed = []
-    temps = [tmp for name in names for tmp in Path(folder).glob(f".{name}.*.tmp")]
-    for tmp in temps:
-        parts = tmp.name.split(".")  # ['', name..., pid, random, 'tmp']
-        pid = int(parts[-3]) if len(parts) >= 5 and parts[-3].isdigit() else None
-        if pid is not None and pid != os.getpid() and _alive(pid):
-            continue
-        try:
-            tmp.unlink()
-            removed.append(tmp)
-        except OSError:
-            pass
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
+    """Deletes the temporary files of interrupted atomic writes of `names` in `folder` whose writing
+    process is gone (canter.core.files.remove_stale_scratch); returns what was removed."""
+    return [tmp for name in names for tmp in remove_stale_scratch(Path(folder) / name)]
 
 
 def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu", *, mmap: bool = False) -> dict[str, Any]:
