@@ -166,6 +166,7 @@ def test_canter_eval_stopped_by_a_signal_prints_the_partial_figures_and_exits_as
         return load
 
     capfd.readouterr()
+    handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     monkeypatch.setattr(play_eval, "load_run", signalling_after(60, signal.SIGINT))
     with pytest.raises(Interrupted) as stopped:
         main(["eval", str(run), "--episodes", "400", "--num-envs", "4", "--json"])
@@ -182,4 +183,4 @@ def test_canter_eval_stopped_by_a_signal_prints_the_partial_figures_and_exits_as
     with pytest.raises(Interrupted):
         main(["eval", str(run), "--episodes", "400", "--num-envs", "4", "--json"])
     assert capfd.readouterr().out == ""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handlers are given back
+    assert {signum: signal.getsignal(signum) for signum in handlers} == handlers  # the handlers are given back
