@@ -162,6 +162,7 @@ def test_the_scratch_of_a_killed_writer_goes_and_a_live_writers_stays(tmp_path, 
         "dead tmp": f".v.mp4.{dead}.0a1b2c3d.tmp",  # another kind: not asked for
         "other file": f".v.mp4.json.{dead}.0a1b2c3d.partial.mp4",
         "user": ".v.mp4.notes",
+        "pid-less tmp": ".v.mp4.k2j4_x9q.tmp",  # an earlier version's temporary file: only with kind .tmp
     }
     for key, name in names.items():
         if key == "dead folder":
@@ -172,8 +173,9 @@ def test_the_scratch_of_a_killed_writer_goes_and_a_live_writers_stays(tmp_path, 
     removed = remove_stale_scratch(target, (".partial.mp4", ".parts"))
     assert sorted(p.name for p in removed) == sorted([names["dead video"], names["dead folder"]])
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        names[k] for k in ("live video", "dead tmp", "other file", "user"))
-    assert [p.name for p in remove_stale_scratch(target)] == [names["dead tmp"]]  # the default kind: .tmp
+        names[k] for k in ("live video", "dead tmp", "other file", "user", "pid-less tmp"))
+    # the default kind: .tmp
+    assert sorted(p.name for p in remove_stale_scratch(target)) == sorted([names["dead tmp"], names["pid-less tmp"]])
 
 
 def test_a_scratch_folder_goes_however_its_block_ends_and_clears_a_killed_writers(tmp_path, dead_and_live_pids):

@@ -91,11 +91,11 @@ def scratch_path(path: Path, kind: str = ".tmp") -> Path:
 
 def remove_stale_scratch(path: Path, kinds: tuple[str, ...] = (".tmp",)) -> list[Path]:
     """Deletes the scratch files and folders of `path` (`scratch_path` names ending in one of `kinds`)
-    whose writing process is gone, or is this one (which is not writing `path` now), and the pid-less
-    `.<name>.<8 characters>.tmp` of versions that named them with tempfile; returns what went. A live
+    whose writing process is gone, or is this one (which is not writing `path` now), and, of kind
+    ".tmp", the pid-less `.<name>.<8 characters>.tmp` of versions that named them with tempfile; returns what went. A live
     writer's scratch stays; errors (a read-only folder) are ignored: a stale file is harmless."""
     ours = re.compile(rf"\.{re.escape(path.name)}\.(\d+)\.[0-9a-f]{{8}}(?:{'|'.join(map(re.escape, kinds))})")
-    pidless = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    pidless = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp") if ".tmp" in kinds else None
     removed = []
     try:
         entries = [entry for entry in path.parent.iterdir() if entry.name.startswith(f".{path.name}.")]
@@ -103,7 +103,7 @@ def remove_stale_scratch(path: Path, kinds: tuple[str, ...] = (".tmp",)) -> list
         return removed
     for entry in entries:
         match = ours.fullmatch(entry.name)
-        if match is None and not pidless.fullmatch(entry.name):
+        if match is None and not (pidless is not None and pidless.fullmatch(entry.name)):
             continue
         pid = int(match[1]) if match is not None else None
         if pid is not None and pid != os.getpid() and _alive(pid):
