@@ -258,7 +258,10 @@ class AlgoCfg(Validated):
         each iteration it is set for the next update from the fraction of the budget spent, the
         larger of iterations/max_iterations and the run's trained seconds/max_time_s (as in
         Schulman et al.'s Atari runs; `canter bench time-to-target` makes its --minutes the
-        budget). "fixed": learning_rate throughout.
+        budget). Under a time budget the rate therefore follows the machine's speed: two runs of
+        one seed anneal differently from the first iteration on and diverge as two seeds would,
+        and a resumed run is not bitwise the run never interrupted; with an iteration budget alone
+        (max_time_s None) the anneal is the same on every machine. "fixed": learning_rate throughout.
     max_grad_norm: global gradient-norm clip.
     bounds_loss_coef: weight c_b of the penalty c_b·E[Σ_a max(|μ_a| - action_bound, 0)²] on the
         Gaussian policy's action means beyond ±action_bound (canter.rl.losses.bounds_loss; rl_games
